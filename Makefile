@@ -1,0 +1,34 @@
+# gatewayd: `make run` starts the daemon with the example config; `make test` runs every test.
+SHELL := /bin/bash
+CONFIG ?= config/gateway.example.yaml
+export npm_config_build_from_source := true
+
+.PHONY: all build deps test-deps run test bench clean
+
+all: build
+
+# npm ci builds sqlite3 from source (no prebuilt download); reinstall only when the lockfile changes.
+node_modules/.installed: package-lock.json
+	npm ci --no-fund --no-audit
+	touch $@
+
+deps: node_modules/.installed
+
+build: deps
+	npx tsc -p tsconfig.json
+
+# Debian packages the tests drive: curl, openssl, sqlite3 CLI, dig/kdig, Chromium, NSS tools.
+test-deps:
+	@scripts/install-test-deps.sh
+
+run: build
+	scripts/gatewayd serve --config $(CONFIG)
+
+test: test-deps build
+	scripts/run-tests.sh
+
+bench: build
+	bench/sni-passthrough/run.sh
+
+clean:
+	rm -rf dist node_modules var .tap

@@ -1,0 +1,123 @@
+import { isIP } from 'node:net';
+import { z } from 'zod';
+
+/** "host:port", "[v6]:port" or ":port"; port 0 asks the kernel for a free one (tests). */
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+const HOSTNAME_RE = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+export function isHostname(value: string): boolean {
+  return HOSTNAME_RE.test(value);
+}
+
+export function parseHostPort(value: string, defaultPort?: number): HostPort | string {
+  let host: string;
+  let portText: string | undefined;
+  const v6 = /^\[([^\]]+)\](?::(\d+))?$/.exec(value);
+  if (v6) {
+    host = v6[1];
+    portText = v6[2];
+    if (isIP(host) !== 6) return `"${host}" is not an IPv6 address`;
+  } else {
+    const idx = value.lastIndexOf(':');
+    if (idx >= 0 && value.indexOf(':') !== idx) return 'an IPv6 address needs brackets, as in [::1]:53';
+    host = idx >= 0 ? value.slice(0, idx) : value;
+    portText = idx >= 0 ? value.slice(idx + 1) : undefined;
+    if (host === '') host = '0.0.0.0';
+    if (!isIP(host) && !isHostname(host)) return `"${host}" is neither an IP address nor a host name`;
+  }
+  if (portText === undefined) {
+    if (defaultPort === undefined) return 'a port is required, as in 0.0.0.0:443';
+    return { host, port: defaultPort };
+  }
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) return `port "${portText}" is not a number from 0 to 65535`;
+  return { host, port };
+}
+
+function hostPort(defaultPort?: number) {
+  return z.string().transform((value, ctx) => {
+    const parsed = parseHostPort(value.trim(), defaultPort);
+    if (typeof parsed === 'string') {
+      ctx.addIssue({ code: 'custom', message: parsed });
+      return z.NEVER;
+    }
+    return parsed;
+  });
+}
+
+const hostname = z
+  .string()
+  .transform((s) => s.trim().toLowerCase().replace(/\.$/, ''))
+  .refine(isHostname, { message: 'must be a DNS host name such as gw.example.test' });
+
+const sniPattern = z
+  .string()
+  .transform((s) => s.trim().toLowerCase().replace(/\.$/, ''))
+  .refine((s) => isHostname(s.startsWith('*.') ? s.slice(2) : s), {
+    message: 'must be a host name or *.suffix, as in *.example.test',
+  });
+
+const ip = z.string().refine((s) => isIP(s) !== 0, { message: 'must be an IPv4 or IPv6 address' });
+
+const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']);
+
+export const configSchema = z
+  .strictObject({
+    gateway: z
+      .strictObject({
+        hostname,
+        address: ip,
+        publicPort: z.number().int().min(1).max(65535).optional(),
+        certFile: z.string().min(1).optional(),
+        keyFile: z.string().min(1).optional(),
+      })
+      .refine((g) => !g.certFile === !g.keyFile, {
+        message: 'certFile and keyFile go together: set both or neither',
+      }),
+    listen: z.strictObject({
+      https: hostPort(),
+      http: hostPort().nullable().default(null),
+      dns: hostPort(),
+      metrics: hostPort()
+        .refine((hp) => hp.host === 'localhost' || /^127\.|^::1$/.test(hp.host), {
+          message: 'the metrics port serves without a login, so it must be on loopback (127.0.0.1 or [::1])',
+        })
+        .nullable()
+        .default(null),
+    }),
+    dataDir: z.string().min(1),
+    tls: z
+      .strictObject({
+        routes: z.array(z.strictObject({ sni: sniPattern, to: hostPort(443) })).default([]),
+        leafLifetimeDays: z.number().int().min(1).max(397).default(30),
+        passthroughPort: z.number().int().min(1).max(65535).default(443),
+      })
+      .prefault({}),
+    dns: z
+      .strictObject({
+        upstreams: z.array(hostPort(53)).min(1, { message: 'at least one upstream resolver is needed' }),
+        timeoutMs: z.number().int().min(100).max(30000).default(2000),
+      }),
+    relay: z
+      .strictObject({
+        helloTimeoutMs: z.number().int().min(100).max(60000).default(10000),
+        maxHelloBytes: z.number().int().min(1024).max(65536).default(16384),
+        connectTimeoutMs: z.number().int().min(100).max(60000).default(5000),
+        idleTimeoutSec: z.number().int().min(5).max(86400).default(300),
+        drainTimeoutSec: z.number().int().min(0).max(600).default(15),
+      })
+      .prefault({}),
+    admin: z
+      .strictObject({
+        sessionTtlHours: z.number().min(0.1).max(720).default(12),
+      })
+      .prefault({}),
+    log: z.strictObject({ level: logLevel.default('info') }).prefault({}),
+  });
+
+export type GatewayConfig = z.output<typeof configSchema>;
+export type SniRoute = GatewayConfig['tls']['routes'][number];

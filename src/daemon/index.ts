@@ -1,0 +1,204 @@
+import { readFileSync } from 'node:fs';
+import type { AddressInfo, Server } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
+import type { FastifyInstance } from 'fastify';
+import { ConfigError, loadConfig, type GatewayConfig, type HostPort } from '../config/index.js';
+import { UpstreamResolver } from '../dns/index.js';
+import { createGatewayApp, createPlainApp, type GatewayContext } from '../http/index.js';
+import { createLogger, type Logger } from '../log/index.js';
+import { Metrics } from '../metrics/index.js';
+import { FlowRecorder, SniRouter, TlsListener, type RelaySettings } from '../net/index.js';
+import { openStore, type Store } from '../store/index.js';
+import { CertificateAuthority, LeafService } from '../tls/index.js';
+import { bootstrapAdmin } from './admin-bootstrap.js';
+import { explainBindError } from './bind-errors.js';
+import { VERSION } from './version.js';
+
+export { VERSION } from './version.js';
+
+export interface BoundAddresses {
+  https: AddressInfo;
+  http?: AddressInfo;
+  metrics?: AddressInfo;
+}
+
+/** Settings that only a restart can change; a reload that changes them says so. */
+function restartOnly(c: GatewayConfig): string {
+  return JSON.stringify([c.listen, c.dataDir]);
+}
+
+/** The running appliance: wires config, store, CA, listeners and HTTP apps together. */
+export class Daemon {
+  private config: GatewayConfig;
+  private router!: SniRouter;
+  private ownContext!: SecureContext;
+  private tlsListener!: TlsListener;
+  private gatewayApp!: FastifyInstance;
+  private plainApp?: FastifyInstance;
+  private metricsServer?: FastifyInstance;
+  private flows!: FlowRecorder;
+  private resolver!: UpstreamResolver;
+  private leaves!: LeafService;
+  private stopping = false;
+  readonly ctx: GatewayContext;
+  bound!: BoundAddresses;
+
+  private constructor(
+    private readonly configFile: string,
+    config: GatewayConfig,
+    readonly log: Logger,
+    readonly store: Store,
+    readonly ca: CertificateAuthority,
+  ) {
+    this.config = config;
+    const metrics = new Metrics();
+    this.ctx = {
+      config: () => this.config,
+      publicHttpsPort: () => this.config.gateway.publicPort ?? this.bound?.https.port ?? this.config.listen.https.port,
+      log,
+      metrics,
+      store,
+      ca,
+      startedAt: Date.now(),
+      version: VERSION,
+      isEnrolled: async () => false,
+    };
+  }
+
+  static async start(configFile: string, logDestination?: Parameters<typeof createLogger>[1]): Promise<Daemon> {
+    const { file, config } = loadConfig(configFile);
+    const log = createLogger(config.log.level, logDestination);
+    const store = await openStore(config.dataDir);
+    try {
+      const { ca, created } = CertificateAuthority.loadOrCreate(config.dataDir, `gatewayd CA (${config.gateway.hostname})`);
+      if (created) log.info({ dir: CertificateAuthority.paths(config.dataDir).dir }, 'created the gateway CA');
+      await bootstrapAdmin(store, config.dataDir, log);
+      const daemon = new Daemon(file, config, log, store, ca);
+      await daemon.listen();
+      return daemon;
+    } catch (err) {
+      await store.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private relaySettings(): RelaySettings {
+    return { ...this.config.relay, passthroughPort: this.config.tls.passthroughPort };
+  }
+
+  private buildRouter(c: GatewayConfig): SniRouter {
+    return new SniRouter({ ownNames: [c.gateway.hostname], routes: c.tls.routes });
+  }
+
+  /** The certificate for the gateway's own name: the operator's pair, else one minted by our CA. */
+  private loadOwnContext(c: GatewayConfig): SecureContext {
+    if (c.gateway.certFile && c.gateway.keyFile) {
+      try {
+        return createSecureContext({ cert: readFileSync(c.gateway.certFile), key: readFileSync(c.gateway.keyFile) });
+      } catch (err) {
+        throw new ConfigError([{ file: this.configFile, key: 'gateway.certFile', message: `cannot load the certificate pair: ${(err as Error).message}` }]);
+      }
+    }
+    return this.leaves.leafFor(c.gateway.hostname, [c.gateway.address]).context;
+  }
+
+  private async listen(): Promise<void> {
+    const c = this.config;
+    const { log, metrics } = this.ctx;
+    this.leaves = new LeafService(this.ca, c.dataDir, c.tls.leafLifetimeDays);
+    this.ownContext = this.loadOwnContext(c);
+    this.router = this.buildRouter(c);
+    this.resolver = new UpstreamResolver(c.dns.upstreams, c.dns.timeoutMs);
+    this.flows = new FlowRecorder(this.store.flows, log);
+    this.gatewayApp = await createGatewayApp(this.ctx, () => this.ownContext);
+    const tlsServer = this.gatewayApp.server as unknown as Server;
+    this.tlsListener = new TlsListener({
+      log,
+      metrics,
+      flows: this.flows,
+      router: () => this.router,
+      settings: () => this.relaySettings(),
+      resolve: (name) => this.resolver.resolveAddress(name),
+      terminate: (socket) => tlsServer.emit('connection', socket),
+    });
+    metrics.sources = { flowsDropped: () => this.flows.dropped, leafStats: () => this.leaves.stats };
+
+    const bind = async <T>(what: string, at: HostPort, fn: () => Promise<T>): Promise<T> => {
+      try {
+        return await fn();
+      } catch (err) {
+        throw explainBindError(err as NodeJS.ErrnoException, what, at);
+      }
+    };
+    try {
+      const https = await bind('https', c.listen.https, () => this.tlsListener.listen(c.listen.https));
+      this.bound = { https };
+      if (c.listen.http) {
+        const at = c.listen.http;
+        this.plainApp = await createPlainApp(this.ctx);
+        await bind('http', at, () => this.plainApp!.listen({ host: at.host, port: at.port }));
+        this.bound.http = this.plainApp.server.address() as AddressInfo;
+      }
+      if (c.listen.metrics) {
+        const at = c.listen.metrics;
+        const { default: Fastify } = await import('fastify');
+        this.metricsServer = Fastify();
+        this.metricsServer.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
+        this.metricsServer.get('/healthz', async () => ({ status: 'ok' }));
+        await bind('metrics', at, () => this.metricsServer!.listen({ host: at.host, port: at.port }));
+        this.bound.metrics = this.metricsServer.server.address() as AddressInfo;
+      }
+    } catch (err) {
+      await this.stop(0);
+      throw err;
+    }
+    for (const [listener, a] of Object.entries(this.bound)) {
+      log.info({ listener, address: a.address, port: a.port }, 'listening');
+    }
+  }
+
+  /** Re-reads the config; a bad file keeps the running config and says why. */
+  async reload(): Promise<boolean> {
+    const { log, metrics } = this.ctx;
+    let next: GatewayConfig;
+    try {
+      next = loadConfig(this.configFile).config;
+      const ownContext = this.loadOwnContext(next);
+      if (restartOnly(next) !== restartOnly(this.config)) {
+        log.warn('listen addresses and dataDir change only on restart; the rest of the new config is applied');
+        next = { ...next, listen: this.config.listen, dataDir: this.config.dataDir };
+      }
+      this.ownContext = ownContext;
+    } catch (err) {
+      const problems = err instanceof ConfigError ? err.message.split('\n') : [(err as Error).message];
+      log.error({ problems }, 'config reload failed; the previous config stays in effect');
+      metrics.configReloads.inc({ result: 'failed' });
+      return false;
+    }
+    this.config = next;
+    this.router = this.buildRouter(next);
+    this.resolver.update(next.dns.upstreams, next.dns.timeoutMs);
+    log.level = next.log.level;
+    metrics.configReloads.inc({ result: 'ok' });
+    log.info({ routes: next.tls.routes.length }, 'config reloaded');
+    return true;
+  }
+
+  /** Stops accepting, lets open connections finish for up to drainMs, flushes records and closes the store. */
+  async stop(drainMs = this.config.relay.drainTimeoutSec * 1000): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    const { log } = this.ctx;
+    log.info({ drainMs, open: this.tlsListener?.activeConnections ?? 0 }, 'stopping: draining connections');
+    await Promise.allSettled([
+      this.plainApp?.close(),
+      this.metricsServer?.close(),
+      this.tlsListener?.listening ? this.tlsListener.close(drainMs) : undefined,
+    ]);
+    await this.gatewayApp?.close().catch(() => undefined);
+    await this.flows?.close();
+    await this.store.close().catch((err) => log.error({ err }, 'closing the store failed'));
+    log.info('stopped');
+    log.flush();
+  }
+}

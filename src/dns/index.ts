@@ -1,0 +1,1 @@
+export { UpstreamResolver, UpstreamError, type Question } from './upstream.js';

@@ -1,0 +1,72 @@
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Values read only when Prometheus scrapes, set by the daemon once the parts exist. */
+export interface MetricSources {
+  flowsDropped(): number;
+  leafStats(): { memoryHits: number; diskHits: number; minted: number };
+}
+
+/** The daemon's Prometheus metrics, one registry per daemon so tests can run several. */
+export class Metrics {
+  readonly registry = new Registry();
+  sources: MetricSources = { flowsDropped: () => 0, leafStats: () => ({ memoryHits: 0, diskHits: 0, minted: 0 }) };
+  readonly connections = new Counter({
+    name: 'gatewayd_tls_connections_total',
+    help: 'Connections accepted on the TLS listener, by route and outcome',
+    labelNames: ['route', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly activeConnections = new Gauge({
+    name: 'gatewayd_tls_active_connections',
+    help: 'Connections currently open on the TLS listener',
+    registers: [this.registry],
+  });
+  readonly relayedBytes = new Counter({
+    name: 'gatewayd_relayed_bytes_total',
+    help: 'Bytes relayed by passthrough, by direction',
+    labelNames: ['direction'] as const,
+    registers: [this.registry],
+  });
+  readonly httpRequests = new Counter({
+    name: 'gatewayd_http_requests_total',
+    help: 'HTTP requests answered, by listener and status class',
+    labelNames: ['listener', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly flowsDropped: Gauge = new Gauge({
+    name: 'gatewayd_flow_records_dropped',
+    help: 'Flow records dropped because the store could not keep up',
+    registers: [this.registry],
+    collect: (): void => this.flowsDropped.set(this.sources.flowsDropped()),
+  });
+  readonly leafCerts: Gauge<"source"> = new Gauge({
+    name: 'gatewayd_leaf_certificates',
+    help: 'Leaf certificate lookups since start, by source',
+    labelNames: ['source'] as const,
+    registers: [this.registry],
+    collect: (): void => {
+      const s = this.sources.leafStats();
+      this.leafCerts.set({ source: 'memory' }, s.memoryHits);
+      this.leafCerts.set({ source: 'disk' }, s.diskHits);
+      this.leafCerts.set({ source: 'minted' }, s.minted);
+    },
+  });
+  readonly configReloads = new Counter({
+    name: 'gatewayd_config_reloads_total',
+    help: 'Config reloads on SIGHUP, by result',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry, prefix: 'gatewayd_' });
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

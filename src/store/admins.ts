@@ -1,0 +1,38 @@
+import type { Db } from './db.js';
+
+export interface Admin {
+  id: number;
+  username: string;
+  passwordHash: string;
+}
+
+export class AdminRepository {
+  constructor(private readonly db: Db) {}
+
+  async count(): Promise<number> {
+    return (await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM admins'))!.n;
+  }
+
+  async byUsername(username: string): Promise<Admin | undefined> {
+    const row = await this.db.get<{ id: number; username: string; password_hash: string }>(
+      'SELECT id, username, password_hash FROM admins WHERE username = ?',
+      [username],
+    );
+    return row && { id: row.id, username: row.username, passwordHash: row.password_hash };
+  }
+
+  /** Creates the admin, or replaces the password of an existing one. Returns whether it was new. */
+  async upsert(username: string, passwordHash: string): Promise<boolean> {
+    const now = Date.now();
+    const existing = await this.byUsername(username);
+    if (existing) {
+      await this.db.run('UPDATE admins SET password_hash = ?, updated_at = ? WHERE id = ?', [passwordHash, now, existing.id]);
+      await this.db.run('DELETE FROM admin_sessions WHERE admin_id = ?', [existing.id]);
+      return false;
+    }
+    await this.db.run('INSERT INTO admins (username, password_hash, created_at, updated_at) VALUES (?,?,?,?)', [
+      username, passwordHash, now, now,
+    ]);
+    return true;
+  }
+}

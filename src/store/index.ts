@@ -1,0 +1,42 @@
+import { chmodSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Db } from './db.js';
+import { migrate } from './migrations.js';
+import { FlowRepository } from './flows.js';
+import { AdminRepository } from './admins.js';
+import { SessionRepository } from './sessions.js';
+
+export type { FlowRecord, FlowQuery } from './flows.js';
+export type { Admin } from './admins.js';
+export type { AdminSession } from './sessions.js';
+export { SCHEMA_VERSION } from './migrations.js';
+
+export interface Store {
+  file: string;
+  flows: FlowRepository;
+  admins: AdminRepository;
+  sessions: SessionRepository;
+  close(): Promise<void>;
+}
+
+/** Opens (creating if needed) the appliance database in dataDir, in WAL mode, migrated. */
+export async function openStore(dataDir: string): Promise<Store> {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, 'gateway.db');
+  const db = await Db.open(file);
+  try {
+    chmodSync(file, 0o600);
+    await db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;');
+    await migrate(db);
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+  return {
+    file,
+    flows: new FlowRepository(db),
+    admins: new AdminRepository(db),
+    sessions: new SessionRepository(db),
+    close: () => db.close(),
+  };
+}

@@ -1,0 +1,64 @@
+import type { Db } from './db.js';
+
+/**
+ * Schema versions, applied in order at start. Never edit a released entry: add a new one.
+ * PRAGMA user_version records how far a database has come.
+ */
+const MIGRATIONS: { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'flows, admins, sessions',
+    sql: `
+      CREATE TABLE flows (
+        id INTEGER PRIMARY KEY,
+        started_at INTEGER NOT NULL,      -- ms since epoch
+        client_ip TEXT NOT NULL,
+        client_port INTEGER NOT NULL,
+        sni TEXT,
+        route TEXT NOT NULL,              -- terminate | passthrough | intercept | reject
+        destination TEXT,                 -- host:port actually connected to
+        bytes_up INTEGER NOT NULL,        -- client -> destination
+        bytes_down INTEGER NOT NULL,      -- destination -> client
+        duration_ms INTEGER NOT NULL,
+        outcome TEXT NOT NULL             -- ok | hello-timeout | bad-hello | resolve-failed | connect-failed | ...
+      );
+      CREATE INDEX flows_started ON flows(started_at);
+      CREATE INDEX flows_sni ON flows(sni, started_at);
+      CREATE TABLE admins (
+        id INTEGER PRIMARY KEY,
+        username TEXT NOT NULL UNIQUE COLLATE NOCASE,
+        password_hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE admin_sessions (
+        token_hash TEXT PRIMARY KEY,      -- sha256 of the cookie value; the value itself is never stored
+        admin_id INTEGER NOT NULL REFERENCES admins(id) ON DELETE CASCADE,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        client_ip TEXT
+      );
+      CREATE INDEX admin_sessions_expiry ON admin_sessions(expires_at);
+    `,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
+
+export async function migrate(db: Db): Promise<{ from: number; to: number }> {
+  const row = await db.get<{ user_version: number }>('PRAGMA user_version');
+  const from = row?.user_version ?? 0;
+  if (from > SCHEMA_VERSION) {
+    throw new Error(
+      `database schema version ${from} is newer than this gatewayd understands (${SCHEMA_VERSION}); upgrade gatewayd or restore a matching backup`,
+    );
+  }
+  for (const m of MIGRATIONS) {
+    if (m.version <= from) continue;
+    await db.transaction(async (tx) => {
+      await tx.exec(m.sql);
+      await tx.exec(`PRAGMA user_version = ${m.version}`);
+    });
+  }
+  return { from, to: SCHEMA_VERSION };
+}

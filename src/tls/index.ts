@@ -1,0 +1,2 @@
+export { CertificateAuthority } from './ca.js';
+export { LeafService, type Leaf, type LeafStats } from './leaves.js';
