@@ -10,6 +10,7 @@ all: build
 # npm ci builds sqlite3 from source (no prebuilt download); reinstall only when the lockfile changes.
 node_modules/.installed: package-lock.json
 	npm ci --no-fund --no-audit
+	npx tap build
 	touch $@
 
 deps: node_modules/.installed

@@ -1,14 +1,17 @@
 #!/bin/bash
 # Runs the tap suite on the compiled tests and ends with one plain "N passed, N failed" line.
+# Each subtest of a test file counts once; a file that fails outside any subtest counts as one failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
 npx tap --reporter=tap "$@" 2>&1 | tee "$out"
 status=${PIPESTATUS[0]}
-# Top-level test points (one per test file) carry the totals of their subtests in tap's summary.
-passed=$(grep -cE '^    ok [0-9]+' "$out" || true)
-failed=$(grep -cE '^    not ok [0-9]+' "$out" || true)
-skipped=$(grep -cE '^    ok [0-9]+ .*# SKIP' "$out" || true)
+awk '
+  /^    ok [0-9]+/ { if ($0 ~ /# SKIP/) skipped++; else passed++; next }
+  /^    not ok [0-9]+/ { failed++; nested++; next }
+  /^not ok [0-9]+/ { if (nested == 0) failed++; nested = 0; next }
+  /^ok [0-9]+/ { nested = 0 }
+  END { printf "%d passed, %d failed, %d skipped\n", passed, failed, skipped }
+' "$out"
 rm -f "$out"
-echo "$passed passed, $failed failed, $skipped skipped"
 exit "$status"
