@@ -301,7 +301,7 @@ for t in "${TARGETS[@]}"; do
   V[bulk.mbps.$t]=$(median "${R[bulk.mbps.$t]}")
   V[idle.kib.$t]=${R[idle.kib.$t]}
 done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "nan" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else printf "-" }'; }
 
 {
   echo

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo, Server } from 'node:net';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import { createSecureContext, type Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type GatewayConfig, type HostPort } from '../config/index.js';
 import { UpstreamResolver } from '../dns/index.js';
-import { createGatewayApp, createPlainApp, type GatewayContext } from '../http/index.js';
+import { createGatewayApp, createPlainApp, type GatewayContext, type OwnCertificate } from '../http/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { Metrics } from '../metrics/index.js';
 import { FlowRecorder, SniRouter, TlsListener, type RelaySettings } from '../net/index.js';
@@ -31,7 +31,7 @@ function restartOnly(c: GatewayConfig): string {
 export class Daemon {
   private config: GatewayConfig;
   private router!: SniRouter;
-  private ownContext!: SecureContext;
+  private ownCert!: OwnCertificate;
   private tlsListener!: TlsListener;
   private gatewayApp!: FastifyInstance;
   private plainApp?: FastifyInstance;
@@ -91,26 +91,28 @@ export class Daemon {
   }
 
   /** The certificate for the gateway's own name: the operator's pair, else one minted by our CA. */
-  private loadOwnContext(c: GatewayConfig): SecureContext {
+  private loadOwnCert(c: GatewayConfig): OwnCertificate {
     if (c.gateway.certFile && c.gateway.keyFile) {
       try {
-        return createSecureContext({ cert: readFileSync(c.gateway.certFile), key: readFileSync(c.gateway.keyFile) });
+        const pair = { cert: readFileSync(c.gateway.certFile), key: readFileSync(c.gateway.keyFile) };
+        return { ...pair, context: createSecureContext(pair) };
       } catch (err) {
         throw new ConfigError([{ file: this.configFile, key: 'gateway.certFile', message: `cannot load the certificate pair: ${(err as Error).message}` }]);
       }
     }
-    return this.leaves.leafFor(c.gateway.hostname, [c.gateway.address]).context;
+    const leaf = this.leaves.leafFor(c.gateway.hostname, [c.gateway.address]);
+    return { cert: leaf.certPem, key: leaf.keyPem, context: leaf.context };
   }
 
   private async listen(): Promise<void> {
     const c = this.config;
     const { log, metrics } = this.ctx;
     this.leaves = new LeafService(this.ca, c.dataDir, c.tls.leafLifetimeDays);
-    this.ownContext = this.loadOwnContext(c);
+    this.ownCert = this.loadOwnCert(c);
     this.router = this.buildRouter(c);
     this.resolver = new UpstreamResolver(c.dns.upstreams, c.dns.timeoutMs);
     this.flows = new FlowRecorder(this.store.flows, log);
-    this.gatewayApp = await createGatewayApp(this.ctx, () => this.ownContext);
+    this.gatewayApp = await createGatewayApp(this.ctx, () => this.ownCert);
     const tlsServer = this.gatewayApp.server as unknown as Server;
     this.tlsListener = new TlsListener({
       log,
@@ -163,12 +165,14 @@ export class Daemon {
     let next: GatewayConfig;
     try {
       next = loadConfig(this.configFile).config;
-      const ownContext = this.loadOwnContext(next);
+      const ownCert = this.loadOwnCert(next);
       if (restartOnly(next) !== restartOnly(this.config)) {
         log.warn('listen addresses and dataDir change only on restart; the rest of the new config is applied');
         next = { ...next, listen: this.config.listen, dataDir: this.config.dataDir };
       }
-      this.ownContext = ownContext;
+      this.ownCert = ownCert;
+      // The default context serves clients that send no SNI; SNICallback reads ownCert per handshake.
+      (this.gatewayApp.server as unknown as TlsServer).setSecureContext({ cert: ownCert.cert, key: ownCert.key });
     } catch (err) {
       const problems = err instanceof ConfigError ? err.message.split('\n') : [(err as Error).message];
       log.error({ problems }, 'config reload failed; the previous config stays in effect');

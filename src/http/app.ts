@@ -6,7 +6,7 @@ import formbody from '@fastify/formbody';
 import rateLimit from '@fastify/rate-limit';
 import { registerAdmin } from '../admin/index.js';
 import { answerProbe, registerPortal, registerProbeRoutes } from '../portal/index.js';
-import { gatewayUrl, type GatewayContext } from './context.js';
+import { gatewayUrl, type GatewayContext, type OwnCertificate } from './context.js';
 import { isHostname } from '../config/index.js';
 
 const SECURITY_HEADERS: Record<string, string> = {
@@ -42,14 +42,15 @@ function installErrorHandling(app: FastifyInstance, ctx: GatewayContext, listene
  * The HTTPS application for the gateway's own names (HTTP/2 and HTTP/1.1 by ALPN). It never
  * listens itself: the 443 listener hands it connections after peeking at their ClientHello.
  */
-export async function createGatewayApp(ctx: GatewayContext, secureContext: () => SecureContext): Promise<FastifyInstance> {
-  const initial = secureContext();
+export async function createGatewayApp(ctx: GatewayContext, ownCert: () => OwnCertificate): Promise<FastifyInstance> {
+  const initial = ownCert();
   const app = Fastify({
     http2: true,
     https: {
       allowHTTP1: true,
-      SNICallback: (_name: string, cb: (err: Error | null, sc?: SecureContext) => void) => cb(null, secureContext()),
-      secureContext: initial,
+      SNICallback: (_name: string, cb: (err: Error | null, sc?: SecureContext) => void) => cb(null, ownCert().context),
+      key: initial.key,
+      cert: initial.cert,
     } as never,
     logger: false, // errors are logged by the error handler below; no per-request lines
     bodyLimit: 1024 * 1024,

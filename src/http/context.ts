@@ -2,7 +2,15 @@ import type { GatewayConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Metrics } from '../metrics/index.js';
 import type { Store } from '../store/index.js';
+import type { SecureContext } from 'node:tls';
 import type { CertificateAuthority } from '../tls/index.js';
+
+/** The certificate served for the gateway's own names. */
+export interface OwnCertificate {
+  cert: string | Buffer;
+  key: string | Buffer;
+  context: SecureContext;
+}
 
 /** What every feature's routes may use. Config is a getter: it changes on reload. */
 export interface GatewayContext {

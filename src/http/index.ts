@@ -1,3 +1,3 @@
 export { createGatewayApp, createPlainApp } from './app.js';
-export { gatewayUrl, type GatewayContext } from './context.js';
+export { gatewayUrl, type GatewayContext, type OwnCertificate } from './context.js';
 export { esc, page } from './html.js';
