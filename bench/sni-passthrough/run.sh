@@ -68,6 +68,16 @@ for p in "$BACKEND_PORT" "$GW_PORT" "$HA_PORT"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then die "port $p is already in use (set BACKEND_PORT/GW_PORT/HA_PORT)"; fi
 done
 
+# The figures are only meaningful on an otherwise idle machine: say so when it is not.
+cpu_busy_pct() { # share of all CPUs busy over 1 s, from /proc/stat
+  local a b
+  a=$(awk '/^cpu /{ print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat); sleep 1
+  b=$(awk '/^cpu /{ print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat)
+  awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.0f", 100 * (y[1] - x[1]) / (y[2] - x[2]) }'
+}
+BUSY_BEFORE=$(cpu_busy_pct)
+[ "$BUSY_BEFORE" -le 15 ] || log "warning: the machine is already ${BUSY_BEFORE}% busy before the bench starts; results will be noisy"
+
 OUT="$ROOT/bench/out/sni-passthrough-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
 TMP=$(mktemp -d /tmp/sni-bench.XXXXXX)
@@ -197,6 +207,7 @@ log "all three paths answer (direct :$BACKEND_PORT, gatewayd :$GW_PORT, haproxy 
   echo "git: $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo n/a) $(cd "$ROOT" && git status --porcelain 2>/dev/null | wc -l) dirty file(s)"
   echo "cpus: $(nproc)  kernel: $(uname -r)"
   echo "node: $(node -v)  $(haproxy -v | head -1)  $(nginx -v 2>&1)  $(wrk -v 2>&1 | head -1)"
+  echo "cpu busy before start: ${BUSY_BEFORE}%  loadavg: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "settings: DURATION=$DURATION ROUNDS=$ROUNDS WARMUP=$WARMUP CONNS=$CONNS NEWCONN_CONNS=$NEWCONN_CONNS BULK_MB=$BULK_MB BULK_REPEAT=$BULK_REPEAT BULK_RUNS=$BULK_RUNS IDLE_CONNS=$IDLE_CONNS HAPROXY_NBTHREAD=$HAPROXY_NBTHREAD NGINX_WORKERS=$NGINX_WORKERS"
 } >"$OUT/env.txt"
 
@@ -329,6 +340,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
   echo
   echo "ratio gatewayd/haproxy keepalive_rps=$(ratio "${V[keepalive.rps.gatewayd]}" "${V[keepalive.rps.haproxy]}") newconn_per_s=$(ratio "${V[newconn.rps.gatewayd]}" "${V[newconn.rps.haproxy]}") bulk_MBps=$(ratio "${V[bulk.mbps.gatewayd]}" "${V[bulk.mbps.haproxy]}") p99=$(ratio "${V[keepalive.p99.gatewayd]}" "${V[keepalive.p99.haproxy]}") newconn_p99=$(ratio "${V[newconn.p99.gatewayd]}" "${V[newconn.p99.haproxy]}") idle_mem_per_conn=$(ratio "${V[idle.kib.gatewayd]}" "${V[idle.kib.haproxy]}")"
   echo "ratio proxy/direct gatewayd: keepalive_rps=$(ratio "${V[keepalive.rps.gatewayd]}" "${V[keepalive.rps.direct]}") newconn_per_s=$(ratio "${V[newconn.rps.gatewayd]}" "${V[newconn.rps.direct]}") bulk_MBps=$(ratio "${V[bulk.mbps.gatewayd]}" "${V[bulk.mbps.direct]}")  haproxy: keepalive_rps=$(ratio "${V[keepalive.rps.haproxy]}" "${V[keepalive.rps.direct]}") newconn_per_s=$(ratio "${V[newconn.rps.haproxy]}" "${V[newconn.rps.direct]}") bulk_MBps=$(ratio "${V[bulk.mbps.haproxy]}" "${V[bulk.mbps.direct]}")"
+  LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
+  if [ "$BUSY_BEFORE" -gt 15 ] || awk -v l="$LOAD_END" -v n="$(nproc)" 'BEGIN { exit !(l > n + 1.5) }'; then
+    echo "WARNING: other load on the machine (busy ${BUSY_BEFORE}% before start, loadavg $LOAD_END at the end): figures are unreliable; rerun on an idle machine"
+  fi
   echo "idle_mem_per_conn_KiB gatewayd=${V[idle.kib.gatewayd]} haproxy=${V[idle.kib.haproxy]} nginx_direct=${V[idle.kib.direct]}"
 } | tee "$OUT/summary.txt"
 

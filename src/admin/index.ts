@@ -50,7 +50,7 @@ export function registerAdmin(app: FastifyInstance, ctx: GatewayContext): void {
   app.post(
     '/admin/login',
     {
-      onRequest: app.csrfProtection,
+      preValidation: app.csrfProtection,
       config: { rateLimit: { max: 10, timeWindow: '1 minute' } },
     },
     async (req, reply) => {
@@ -72,7 +72,7 @@ export function registerAdmin(app: FastifyInstance, ctx: GatewayContext): void {
     },
   );
 
-  app.post('/admin/logout', { onRequest: app.csrfProtection }, async (req, reply) => {
+  app.post('/admin/logout', { preValidation: app.csrfProtection }, async (req, reply) => {
     await endSession(ctx, req, reply);
     return reply.redirect('/admin/login', 303);
   });

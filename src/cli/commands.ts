@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type GatewayConfig } from '../config/index.js';
-import { hashPassword, validatePassword, validateUsername } from '../admin/index.js';
-import { Daemon } from '../daemon/index.js';
+import { hashPassword, validatePassword, validateUsername } from '../admin/passwords.js';
+import type { Daemon } from '../daemon/index.js';
 import { openStore } from '../store/index.js';
 import { CertificateAuthority } from '../tls/index.js';
 
@@ -23,6 +23,7 @@ export async function runServe(file: string): Promise<void> {
   load(file); // report config errors plainly before anything starts
   let daemon: Daemon;
   try {
+    const { Daemon } = await import('../daemon/index.js');
     daemon = await Daemon.start(file);
   } catch (err) {
     fail(err instanceof ConfigError ? `invalid config:\n${err.message}` : (err as Error).message);

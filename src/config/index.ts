@@ -69,7 +69,8 @@ export function parseConfig(text: string, path: string): LoadedConfig {
         if (issue.code === 'unrecognized_keys') {
           return locate(doc, lines, path, keyPath, `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`, issue.keys[0]);
         }
-        return locate(doc, lines, path, keyPath, describe(issue));
+        const present = doc.hasIn(keyPath.map((k) => (/^\d+$/.test(k) ? Number(k) : k)));
+        return locate(doc, lines, path, keyPath, issue.code === 'invalid_type' && !present ? 'is required' : issue.message);
       }),
     );
   }
@@ -80,11 +81,6 @@ export function parseConfig(text: string, path: string): LoadedConfig {
   if (config.gateway.certFile) config.gateway.certFile = abs(config.gateway.certFile);
   if (config.gateway.keyFile) config.gateway.keyFile = abs(config.gateway.keyFile);
   return { file: path, config };
-}
-
-function describe(issue: { code: string; message: string; input?: unknown }): string {
-  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
-  return issue.message;
 }
 
 function locate(
