@@ -1,7 +1,6 @@
 # gatewayd: `make run` starts the daemon with the example config; `make test` runs every test.
 SHELL := /bin/bash
 CONFIG ?= config/gateway.example.yaml
-export npm_config_build_from_source := true
 
 .PHONY: all build deps test-deps run test bench clean
 
@@ -9,7 +8,7 @@ all: build
 
 # npm ci builds sqlite3 from source (no prebuilt download); reinstall only when the lockfile changes.
 node_modules/.installed: package-lock.json
-	npm ci --no-fund --no-audit
+	npm_config_build_from_source=true npm ci --no-fund --no-audit
 	npx tap build
 	touch $@
 

@@ -4,7 +4,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
-npx tap --reporter=tap "$@" 2>&1 | tee "$out"
+# tap skips folders named dist by default, so the compiled test files are named here.
+files=("$@")
+[ ${#files[@]} -eq 0 ] && mapfile -t files < <(find dist/test -name '*.test.js' | sort)
+npx tap --reporter=tap "${files[@]}" 2>&1 | tee "$out"
 status=${PIPESTATUS[0]}
 awk '
   /^    ok [0-9]+/ { if ($0 ~ /# SKIP/) skipped++; else passed++; next }
