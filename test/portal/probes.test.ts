@@ -44,9 +44,9 @@ t.test('every other plain-HTTP request goes to https on the same name', async (t
 
 t.test('the probe paths on the gateway name over https redirect too', async (t) => {
   for (const path of ['/generate_204', '/hotspot-detect.html', '/connecttest.txt']) {
-    const r = await curl(HOSTNAME, gw.httpsPort, path, ['-k', '-o', '/dev/null', '-w', '%{redirect_url}']);
-    t.equal(r.status, 302, path);
-    t.match(r.body, portal);
+    const r = await run('curl', ['-sS', '-k', '-o', '/dev/null', '--resolve', `${HOSTNAME}:${gw.httpsPort}:127.0.0.1`,
+      '-w', '%{http_code} %{redirect_url}', `https://${HOSTNAME}:${gw.httpsPort}${path}`]);
+    t.equal(r.stdout, `302 ${portal}`, path);
   }
   const page = await curl(HOSTNAME, gw.httpsPort, '/portal', ['-k']);
   t.equal(page.status, 200);
