@@ -116,6 +116,11 @@ export const configSchema = z
         sessionTtlHours: z.number().min(0.1).max(720).default(12),
       })
       .prefault({}),
+    retention: z
+      .strictObject({
+        flowDays: z.number().int().min(1).max(3650).default(30),
+      })
+      .prefault({}),
     log: z.strictObject({ level: logLevel.default('info') }).prefault({}),
   });
 

@@ -40,6 +40,7 @@ export class Daemon {
   private resolver!: UpstreamResolver;
   private leaves!: LeafService;
   private stopping = false;
+  private maintenance?: NodeJS.Timeout;
   readonly ctx: GatewayContext;
   bound!: BoundAddresses;
 
@@ -154,8 +155,23 @@ export class Daemon {
       await this.stop(0);
       throw err;
     }
+    this.maintenance = setInterval(() => void this.housekeeping(), 3600e3);
+    this.maintenance.unref();
+    void this.housekeeping();
     for (const [listener, a] of Object.entries(this.bound)) {
       log.info({ listener, address: a.address, port: a.port }, 'listening');
+    }
+  }
+
+  /** Hourly: drop flow records past retention and expired admin sessions. */
+  private async housekeeping(): Promise<void> {
+    try {
+      const cutoff = Date.now() - this.config.retention.flowDays * 86400e3;
+      const flows = await this.store.flows.pruneOlderThan(cutoff);
+      const sessions = await this.store.sessions.deleteExpired();
+      if (flows || sessions) this.ctx.log.info({ flows, sessions }, 'pruned old records');
+    } catch (err) {
+      this.ctx.log.error({ err }, 'housekeeping failed');
     }
   }
 
@@ -192,6 +208,7 @@ export class Daemon {
   async stop(drainMs = this.config.relay.drainTimeoutSec * 1000): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    clearInterval(this.maintenance);
     const { log } = this.ctx;
     log.info({ drainMs, open: this.tlsListener?.activeConnections ?? 0 }, 'stopping: draining connections');
     await Promise.allSettled([

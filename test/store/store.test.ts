@@ -1,0 +1,32 @@
+import t from 'tap';
+import { run } from '../helpers/exec.js';
+import { gatewayd, startDaemon, tempDir } from '../helpers/daemon.js';
+
+const sql = (db: string, q: string) => run('sqlite3', [db, q]).then((r) => r.stdout.trim());
+
+t.test('the database: WAL mode, migrated to the current version, old flows pruned at start', async (t) => {
+  const dir = tempDir(t);
+  const first = await startDaemon(t, {}, { dir });
+  const db = `${first.dataDir}/gateway.db`;
+  first.proc.kill('SIGTERM');
+  t.equal(await first.exited, 0);
+  t.equal(await sql(db, 'PRAGMA journal_mode'), 'wal');
+  t.equal(await sql(db, 'PRAGMA user_version'), '1');
+  const old = Date.now() - 40 * 86400e3;
+  await sql(db, `INSERT INTO flows (started_at, client_ip, client_port, sni, route, destination, bytes_up, bytes_down, duration_ms, outcome)
+    VALUES (${old}, '10.0.0.9', 1, 'old.test', 'passthrough', NULL, 0, 0, 0, 'ok'), (${Date.now()}, '10.0.0.9', 1, 'new.test', 'passthrough', NULL, 0, 0, 0, 'ok')`);
+  const second = await startDaemon(t, {}, { dir });
+  await second.waitForLog((l) => l.msg === 'pruned old records');
+  t.equal(await sql(db, "SELECT group_concat(sni) FROM flows WHERE client_ip = '10.0.0.9'"), 'new.test', 'past retention.flowDays: gone; recent: kept');
+});
+
+t.test('a database from a newer gatewayd is refused with a clear message', async (t) => {
+  const dir = tempDir(t);
+  const first = await startDaemon(t, {}, { dir });
+  first.proc.kill('SIGTERM');
+  await first.exited;
+  await sql(`${first.dataDir}/gateway.db`, 'PRAGMA user_version = 99');
+  const r = await gatewayd(['serve', '--config', first.configFile]);
+  t.equal(r.code, 1);
+  t.match(r.stderr, /schema version 99 is newer than this gatewayd understands/);
+});
