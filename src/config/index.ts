@@ -75,6 +75,10 @@ export function parseConfig(text: string, path: string): LoadedConfig {
     );
   }
   const config = result.data;
+  // The spec's switch for captive steering; it overrides dns.captive either way.
+  const captiveEnv = process.env.GATEWAY_DNS_CAPTIVE;
+  if (captiveEnv === '1' || captiveEnv === 'true') config.dns.captive = true;
+  else if (captiveEnv === '0' || captiveEnv === 'false') config.dns.captive = false;
   const base = dirname(path);
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(base, p));
   config.dataDir = abs(config.dataDir);

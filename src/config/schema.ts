@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { DEFAULT_CLIENT_NETWORKS, parseCidr } from '../dns/acl.js';
 
 /** "host:port", "[v6]:port" or ":port"; port 0 asks the kernel for a free one (tests). */
 export interface HostPort {
@@ -97,11 +98,34 @@ export const configSchema = z
         passthroughPort: z.number().int().min(1).max(65535).default(443),
       })
       .prefault({}),
-    dns: z
-      .strictObject({
-        upstreams: z.array(hostPort(53)).min(1, { message: 'at least one upstream resolver is needed' }),
-        timeoutMs: z.number().int().min(100).max(30000).default(2000),
-      }),
+    dns: z.strictObject({
+      upstreams: z.array(hostPort(53)).min(1, { message: 'at least one upstream resolver is needed' }),
+      timeoutMs: z.number().int().min(100).max(30000).default(2000),
+      captive: z.boolean().default(false),
+      steerAi: z.boolean().default(false),
+      aiServices: z.array(z.strictObject({ name: z.string().min(1).max(100), domains: z.array(hostname).min(1) })).default([]),
+      hosts: z.record(hostname, z.union([ip, z.array(ip).min(1)]).transform((v) => (Array.isArray(v) ? v : [v]))).default({}),
+      allowNetworks: z
+        .array(z.string().refine((c) => typeof parseCidr(c) !== 'string', { message: 'must be a network such as 10.0.0.0/8 or fd00::/8' }))
+        .default(DEFAULT_CLIENT_NETWORKS),
+      rateLimit: z
+        .strictObject({
+          qps: z.number().min(0).max(1_000_000).default(200),
+          burst: z.number().int().min(1).max(1_000_000).default(400),
+        })
+        .prefault({}),
+      steeredTtl: z.number().int().min(0).max(86400).default(60),
+      cache: z
+        .strictObject({
+          maxEntries: z.number().int().min(1).max(10_000_000).default(50000),
+          minTtl: z.number().int().min(0).max(3600).default(5),
+          maxTtl: z.number().int().min(1).max(604800).default(3600),
+          negativeMaxTtl: z.number().int().min(0).max(86400).default(900),
+          staleSeconds: z.number().int().min(0).max(604800).default(86400),
+        })
+        .prefault({})
+        .refine((c) => c.minTtl <= c.maxTtl, { message: 'minTtl must not exceed maxTtl' }),
+    }),
     relay: z
       .strictObject({
         helloTimeoutMs: z.number().int().min(100).max(60000).default(10000),
@@ -119,6 +143,7 @@ export const configSchema = z
     retention: z
       .strictObject({
         flowDays: z.number().int().min(1).max(3650).default(30),
+        dnsLookupDays: z.number().int().min(1).max(3650).default(30),
       })
       .prefault({}),
     log: z.strictObject({ level: logLevel.default('info') }).prefault({}),

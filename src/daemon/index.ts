@@ -3,12 +3,12 @@ import type { AddressInfo, Server } from 'node:net';
 import { createSecureContext, type Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type GatewayConfig, type HostPort } from '../config/index.js';
-import { UpstreamResolver } from '../dns/index.js';
+import { DnsServer, DnsService, registerDoh } from '../dns/index.js';
 import { createGatewayApp, createPlainApp, type GatewayContext, type OwnCertificate } from '../http/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { Metrics } from '../metrics/index.js';
-import { FlowRecorder, SniRouter, TlsListener, type RelaySettings } from '../net/index.js';
-import { openStore, type Store } from '../store/index.js';
+import { SniRouter, TlsListener, type RelaySettings } from '../net/index.js';
+import { BatchWriter, openStore, type DnsLookup, type FlowRecord, type Store } from '../store/index.js';
 import { CertificateAuthority, LeafService } from '../tls/index.js';
 import { bootstrapAdmin } from './admin-bootstrap.js';
 import { explainBindError } from './bind-errors.js';
@@ -18,6 +18,7 @@ export { VERSION } from './version.js';
 
 export interface BoundAddresses {
   https: AddressInfo;
+  dns?: AddressInfo;
   http?: AddressInfo;
   metrics?: AddressInfo;
 }
@@ -36,8 +37,10 @@ export class Daemon {
   private gatewayApp!: FastifyInstance;
   private plainApp?: FastifyInstance;
   private metricsServer?: FastifyInstance;
-  private flows!: FlowRecorder;
-  private resolver!: UpstreamResolver;
+  private flows!: BatchWriter<FlowRecord>;
+  private lookups!: BatchWriter<DnsLookup>;
+  private dns!: DnsService;
+  private dnsServer?: DnsServer;
   private leaves!: LeafService;
   private stopping = false;
   private maintenance?: NodeJS.Timeout;
@@ -62,7 +65,7 @@ export class Daemon {
       ca,
       startedAt: Date.now(),
       version: VERSION,
-      isEnrolled: async () => false,
+      isEnrolled: (ip) => store.devices.isEnrolledIp(ip),
     };
   }
 
@@ -111,9 +114,10 @@ export class Daemon {
     this.leaves = new LeafService(this.ca, c.dataDir, c.tls.leafLifetimeDays);
     this.ownCert = this.loadOwnCert(c);
     this.router = this.buildRouter(c);
-    this.resolver = new UpstreamResolver(c.dns.upstreams, c.dns.timeoutMs);
-    this.flows = new FlowRecorder(this.store.flows, log);
-    this.gatewayApp = await createGatewayApp(this.ctx, () => this.ownCert);
+    this.flows = new BatchWriter('flow', this.store.flows, log);
+    this.lookups = new BatchWriter('DNS lookup', this.store.dnsLookups, log);
+    this.dns = new DnsService(c, { log, metrics, lookups: this.lookups, isEnrolled: this.ctx.isEnrolled });
+    this.gatewayApp = await createGatewayApp(this.ctx, () => this.ownCert, [(app) => registerDoh(app, this.dns)]);
     const tlsServer = this.gatewayApp.server as unknown as Server;
     this.tlsListener = new TlsListener({
       log,
@@ -121,7 +125,8 @@ export class Daemon {
       flows: this.flows,
       router: () => this.router,
       settings: () => this.relaySettings(),
-      resolve: (name) => this.resolver.resolveAddress(name),
+      // Passthrough asks the upstreams (through the shared cache), never our own steering.
+      resolve: (name) => this.dns.forwarder.resolveAddress(name),
       terminate: (socket) => tlsServer.emit('connection', socket),
     });
     metrics.sources = { flowsDropped: () => this.flows.dropped, leafStats: () => this.leaves.stats };
@@ -136,6 +141,9 @@ export class Daemon {
     try {
       const https = await bind('https', c.listen.https, () => this.tlsListener.listen(c.listen.https));
       this.bound = { https };
+      this.dnsServer = new DnsServer(this.dns, log);
+      const dns = this.dnsServer;
+      this.bound.dns = (await bind('dns', c.listen.dns, () => dns.listen(c.listen.dns))).udp;
       if (c.listen.http) {
         const at = c.listen.http;
         this.plainApp = await createPlainApp(this.ctx);
@@ -168,8 +176,9 @@ export class Daemon {
     try {
       const cutoff = Date.now() - this.config.retention.flowDays * 86400e3;
       const flows = await this.store.flows.pruneOlderThan(cutoff);
+      const lookups = await this.store.dnsLookups.pruneOlderThan(Date.now() - this.config.retention.dnsLookupDays * 86400e3);
       const sessions = await this.store.sessions.deleteExpired();
-      if (flows || sessions) this.ctx.log.info({ flows, sessions }, 'pruned old records');
+      if (flows || lookups || sessions) this.ctx.log.info({ flows, lookups, sessions }, 'pruned old records');
     } catch (err) {
       this.ctx.log.error({ err }, 'housekeeping failed');
     }
@@ -197,7 +206,7 @@ export class Daemon {
     }
     this.config = next;
     this.router = this.buildRouter(next);
-    this.resolver.update(next.dns.upstreams, next.dns.timeoutMs);
+    this.dns.update(next);
     log.level = next.log.level;
     metrics.configReloads.inc({ result: 'ok' });
     log.info({ routes: next.tls.routes.length }, 'config reloaded');
@@ -214,10 +223,12 @@ export class Daemon {
     await Promise.allSettled([
       this.plainApp?.close(),
       this.metricsServer?.close(),
+      this.dnsServer?.close(),
       this.tlsListener?.listening ? this.tlsListener.close(drainMs) : undefined,
     ]);
     await this.gatewayApp?.close().catch(() => undefined);
     await this.flows?.close();
+    await this.lookups?.close();
     await this.store.close().catch((err) => log.error({ err }, 'closing the store failed'));
     log.info('stopped');
     log.flush();

@@ -42,7 +42,10 @@ function installErrorHandling(app: FastifyInstance, ctx: GatewayContext, listene
  * The HTTPS application for the gateway's own names (HTTP/2 and HTTP/1.1 by ALPN). It never
  * listens itself: the 443 listener hands it connections after peeking at their ClientHello.
  */
-export async function createGatewayApp(ctx: GatewayContext, ownCert: () => OwnCertificate): Promise<FastifyInstance> {
+/** A feature that adds routes to the gateway's HTTPS application. */
+export type RouteFeature = (app: FastifyInstance) => void;
+
+export async function createGatewayApp(ctx: GatewayContext, ownCert: () => OwnCertificate, features: RouteFeature[] = []): Promise<FastifyInstance> {
   const initial = ownCert();
   const app = Fastify({
     http2: true,
@@ -79,6 +82,7 @@ export async function createGatewayApp(ctx: GatewayContext, ownCert: () => OwnCe
   app.get('/', async (_req, reply) => reply.redirect('/portal', 302));
   registerPortal(app, ctx);
   registerAdmin(app, ctx);
+  for (const feature of features) feature(app);
   await app.ready();
   return app;
 }

@@ -51,6 +51,12 @@ export class Metrics {
       this.leafCerts.set({ source: 'minted' }, s.minted);
     },
   });
+  readonly dnsQueries = new Counter({
+    name: 'gatewayd_dns_queries_total',
+    help: 'DNS queries answered, by transport and result (cache, upstream, stale, steered-*, local, blocked, refused, ...)',
+    labelNames: ['transport', 'result'] as const,
+    registers: [this.registry],
+  });
   readonly configReloads = new Counter({
     name: 'gatewayd_config_reloads_total',
     help: 'Config reloads on SIGHUP, by result',

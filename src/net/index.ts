@@ -1,4 +1,3 @@
 export { TlsListener, normalizeIp, type RelaySettings, type TlsListenerDeps } from './listener.js';
 export { SniRouter, type RouteDecision, type InterceptPolicy } from './router.js';
-export { FlowRecorder } from './flow-recorder.js';
 export { parseClientHello, type HelloParse } from './clienthello.js';

@@ -2,7 +2,7 @@ import { createServer, isIP, type AddressInfo, type Server, type Socket } from '
 import type { HostPort } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Metrics } from '../metrics/index.js';
-import type { FlowRecorder } from './flow-recorder.js';
+import type { BatchWriter, FlowRecord } from '../store/index.js';
 import { readClientHello } from './hello-reader.js';
 import { connectTcp, splice } from './relay.js';
 import type { RouteDecision, SniRouter } from './router.js';
@@ -18,7 +18,7 @@ export interface RelaySettings {
 export interface TlsListenerDeps {
   log: Logger;
   metrics: Metrics;
-  flows: FlowRecorder;
+  flows: BatchWriter<FlowRecord>;
   /** Current router and settings; both are swapped on reload, so read them per connection. */
   router: () => SniRouter;
   settings: () => RelaySettings;

@@ -5,17 +5,23 @@ import { migrate } from './migrations.js';
 import { FlowRepository } from './flows.js';
 import { AdminRepository } from './admins.js';
 import { SessionRepository } from './sessions.js';
+import { DeviceRepository } from './devices.js';
+import { DnsLookupRepository } from './dns-lookups.js';
 
 export type { FlowRecord, FlowQuery } from './flows.js';
 export type { Admin } from './admins.js';
 export type { AdminSession } from './sessions.js';
+export type { DnsLookup } from './dns-lookups.js';
 export { SCHEMA_VERSION } from './migrations.js';
+export { BatchWriter, type BatchSink } from './batch-writer.js';
 
 export interface Store {
   file: string;
   flows: FlowRepository;
   admins: AdminRepository;
   sessions: SessionRepository;
+  devices: DeviceRepository;
+  dnsLookups: DnsLookupRepository;
   close(): Promise<void>;
 }
 
@@ -37,6 +43,8 @@ export async function openStore(dataDir: string): Promise<Store> {
     flows: new FlowRepository(db),
     admins: new AdminRepository(db),
     sessions: new SessionRepository(db),
+    devices: new DeviceRepository(db),
+    dnsLookups: new DnsLookupRepository(db),
     close: () => db.close(),
   };
 }

@@ -41,6 +41,36 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX admin_sessions_expiry ON admin_sessions(expires_at);
     `,
   },
+  {
+    version: 2,
+    name: 'devices, dns lookups',
+    sql: `
+      CREATE TABLE devices (
+        id INTEGER PRIMARY KEY,
+        tenant_id TEXT NOT NULL DEFAULT 'default',
+        client_ip TEXT NOT NULL,
+        mac TEXT,
+        identity TEXT,
+        identity_mode TEXT,
+        enrolled_at INTEGER NOT NULL,
+        removed_at INTEGER
+      );
+      CREATE INDEX devices_ip ON devices(client_ip) WHERE removed_at IS NULL;
+      CREATE TABLE dns_lookups (
+        id INTEGER PRIMARY KEY,
+        at INTEGER NOT NULL,
+        client_ip TEXT NOT NULL,
+        tenant_id TEXT,
+        name TEXT NOT NULL,
+        qtype TEXT NOT NULL,
+        service TEXT NOT NULL,   -- the AI service of the catalog the name belongs to
+        transport TEXT NOT NULL, -- udp | tcp | doh
+        steered INTEGER NOT NULL -- 1 when answered with the gateway address
+      );
+      CREATE INDEX dns_lookups_at ON dns_lookups(at);
+      CREATE INDEX dns_lookups_client ON dns_lookups(client_ip, at);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -47,6 +47,7 @@ export interface RunningDaemon {
   configFile: string;
   httpsPort: number;
   httpPort: number;
+  dnsPort: number;
   metricsPort?: number;
   logs: Record<string, any>[];
   stderr: () => string;
@@ -57,13 +58,13 @@ export interface RunningDaemon {
 }
 
 /** Starts the real daemon on ephemeral ports and waits until every listener is bound. */
-export async function startDaemon(t: Teardown, extra: Record<string, any> = {}, opts: { dir?: string } = {}): Promise<RunningDaemon> {
+export async function startDaemon(t: Teardown, extra: Record<string, any> = {}, opts: { dir?: string; env?: NodeJS.ProcessEnv } = {}): Promise<RunningDaemon> {
   const dir = opts.dir ?? tempDir(t);
   const dataDir = join(dir, 'data');
   const configFile = join(dir, 'gateway.yaml');
   const config = baseConfig(dataDir, extra);
   writeFileSync(configFile, stringify(config));
-  const proc = spawn(process.execPath, [CLI, 'serve', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [CLI, 'serve', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   const logs: Record<string, any>[] = [];
   let stderr = '';
   let pending = '';
@@ -89,7 +90,7 @@ export async function startDaemon(t: Teardown, extra: Record<string, any> = {}, 
   });
   const waitForLog = (pred: (l: Record<string, any>) => boolean, timeoutMs = 5000) =>
     waitFor(() => logs.find(pred), timeoutMs, 'a log line') as Promise<Record<string, any>>;
-  const listeners = ['https', ...(config.listen.http ? ['http'] : []), ...(config.listen.metrics ? ['metrics'] : [])];
+  const listeners = ['https', 'dns', ...(config.listen.http ? ['http'] : []), ...(config.listen.metrics ? ['metrics'] : [])];
   await Promise.race([
     waitFor(() => listeners.every((l) => logs.some((x) => x.msg === 'listening' && x.listener === l)), 20000, 'daemon start'),
     exited.then((code) => {
@@ -104,6 +105,7 @@ export async function startDaemon(t: Teardown, extra: Record<string, any> = {}, 
     configFile,
     httpsPort: port('https'),
     httpPort: port('http'),
+    dnsPort: port('dns'),
     metricsPort: port('metrics'),
     logs,
     stderr: () => stderr,

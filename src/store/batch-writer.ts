@@ -1,23 +1,24 @@
 import type { Logger } from '../log/index.js';
-import type { FlowRecord } from '../store/index.js';
 
-export interface FlowSink {
-  insertMany(records: FlowRecord[]): Promise<void>;
+export interface BatchSink<T> {
+  insertMany(records: T[]): Promise<void>;
 }
 
 /**
- * Collects flow records and writes them in batches, off the relay's path. The queue is bounded:
- * when the store cannot keep up, the oldest records are dropped and counted, never the traffic.
+ * Collects records (flows, DNS lookups) and writes them in batches, off the hot path. The queue is
+ * bounded: when the store cannot keep up, the oldest records are dropped and counted, never the
+ * traffic they describe.
  */
-export class FlowRecorder {
-  private queue: FlowRecord[] = [];
+export class BatchWriter<T> {
+  private queue: T[] = [];
   private timer: NodeJS.Timeout;
   private flushing: Promise<void> | null = null;
   dropped = 0;
   written = 0;
 
   constructor(
-    private readonly sink: FlowSink,
+    private readonly what: string,
+    private readonly sink: BatchSink<T>,
     private readonly log: Logger,
     private readonly opts = { intervalMs: 1000, batchSize: 500, maxQueue: 20000 },
   ) {
@@ -25,7 +26,7 @@ export class FlowRecorder {
     this.timer.unref();
   }
 
-  record(r: FlowRecord): void {
+  record(r: T): void {
     this.queue.push(r);
     if (this.queue.length > this.opts.maxQueue) {
       this.queue.shift();
@@ -45,7 +46,7 @@ export class FlowRecorder {
           this.written += batch.length;
         } catch (err) {
           this.queue.unshift(...batch); // keep them for the next try
-          this.log.error({ err, pending: this.queue.length }, 'cannot write flow records; will retry');
+          this.log.error({ err, pending: this.queue.length }, `cannot write ${this.what} records; will retry`);
           break;
         }
       }
