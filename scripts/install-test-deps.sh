@@ -11,6 +11,7 @@ check kdig knot-dnsutils
 check chromium chromium
 check certutil libnss3-tools
 check systemd-analyze systemd
+check unbound unbound
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing test dependencies: ${need[*]}"
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
