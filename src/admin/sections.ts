@@ -78,3 +78,25 @@ addAdminSection({
       <p>Download: <a href="/ca.pem">PEM</a> · <a href="/ca.crt">DER</a></p>`;
   },
 });
+
+addAdminSection({
+  id: 'dns',
+  title: 'DNS',
+  async render(ctx) {
+    const d = ctx.config().dns;
+    const lookups = await ctx.store.dnsLookups.recent(100);
+    const rows = lookups
+      .map((l) => `<tr><td>${esc(new Date(l.at).toISOString())}</td><td>${esc(l.clientIp)}</td><td>${esc(l.name)}</td><td>${esc(l.qtype)}</td>
+        <td>${esc(l.service)}</td><td>${esc(l.transport)}</td><td>${l.steered ? 'steered' : 'forwarded'}</td></tr>`)
+      .join('');
+    return `<h2>DNS</h2>
+      <table>
+        <tr><th>Captive steering</th><td>${d.captive ? 'on' : 'off'}</td></tr>
+        <tr><th>AI steering (inline)</th><td>${d.steerAi ? 'on' : 'off'}</td></tr>
+        <tr><th>Upstreams</th><td>${esc(d.upstreams.map((u) => `${u.host}:${u.port}`).join(', '))}</td></tr>
+        <tr><th>Allowed client networks</th><td>${esc(d.allowNetworks.join(', '))}</td></tr>
+      </table>
+      <h3>Recent AI-service lookups</h3>
+      <table><tr><th>Time</th><th>Client</th><th>Name</th><th>Type</th><th>Service</th><th>Via</th><th>Answer</th></tr>${rows}</table>`;
+  },
+});

@@ -129,7 +129,14 @@ export class Daemon {
       resolve: (name) => this.dns.forwarder.resolveAddress(name),
       terminate: (socket) => tlsServer.emit('connection', socket),
     });
-    metrics.sources = { flowsDropped: () => this.flows.dropped, leafStats: () => this.leaves.stats };
+    metrics.sources = {
+      flowsDropped: () => this.flows.dropped + this.lookups.dropped,
+      leafStats: () => this.leaves.stats,
+      dnsCache: () => {
+        const f = this.dns.forwarder;
+        return { entries: f.cache.size, hits: f.cache.hits, misses: f.cache.misses, stale: f.cache.staleServed, upstreamQueries: f.upstreamQueries, upstreamFailures: f.upstreamFailures };
+      },
+    };
 
     const bind = async <T>(what: string, at: HostPort, fn: () => Promise<T>): Promise<T> => {
       try {

@@ -4,12 +4,15 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 export interface MetricSources {
   flowsDropped(): number;
   leafStats(): { memoryHits: number; diskHits: number; minted: number };
+  dnsCache(): { entries: number; hits: number; misses: number; stale: number; upstreamQueries: number; upstreamFailures: number };
 }
 
 /** The daemon's Prometheus metrics, one registry per daemon so tests can run several. */
 export class Metrics {
   readonly registry = new Registry();
-  sources: MetricSources = { flowsDropped: () => 0, leafStats: () => ({ memoryHits: 0, diskHits: 0, minted: 0 }) };
+  sources: MetricSources = { flowsDropped: () => 0, leafStats: () => ({ memoryHits: 0, diskHits: 0, minted: 0 }),
+    dnsCache: () => ({ entries: 0, hits: 0, misses: 0, stale: 0, upstreamQueries: 0, upstreamFailures: 0 }),
+  };
   readonly connections = new Counter({
     name: 'gatewayd_tls_connections_total',
     help: 'Connections accepted on the TLS listener, by route and outcome',
@@ -56,6 +59,15 @@ export class Metrics {
     help: 'DNS queries answered, by transport and result (cache, upstream, stale, steered-*, local, blocked, refused, ...)',
     labelNames: ['transport', 'result'] as const,
     registers: [this.registry],
+  });
+  readonly dnsCache: Gauge<'stat'> = new Gauge({
+    name: 'gatewayd_dns_cache',
+    help: 'DNS cache and upstream figures since start: entries, hits, misses, stale answers served, upstream queries and failures',
+    labelNames: ['stat'] as const,
+    registers: [this.registry],
+    collect: (): void => {
+      for (const [stat, v] of Object.entries(this.sources.dnsCache())) this.dnsCache.set({ stat }, v);
+    },
   });
   readonly configReloads = new Counter({
     name: 'gatewayd_config_reloads_total',
