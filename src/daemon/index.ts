@@ -4,7 +4,7 @@ import { createSecureContext, type Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import { ConfigError, loadConfig, type GatewayConfig, type HostPort } from '../config/index.js';
 import { DnsServer, DnsService, registerDoh } from '../dns/index.js';
-import { createGatewayApp, createPlainApp, type GatewayContext, type OwnCertificate } from '../http/index.js';
+import { createGatewayApp, createMetricsApp, createPlainApp, type GatewayContext, type OwnCertificate } from '../http/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { Metrics } from '../metrics/index.js';
 import { SniRouter, TlsListener, type RelaySettings } from '../net/index.js';
@@ -159,10 +159,7 @@ export class Daemon {
       }
       if (c.listen.metrics) {
         const at = c.listen.metrics;
-        const { default: Fastify } = await import('fastify');
-        this.metricsServer = Fastify();
-        this.metricsServer.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.text()));
-        this.metricsServer.get('/healthz', async () => ({ status: 'ok' }));
+        this.metricsServer = await createMetricsApp(this.ctx);
         await bind('metrics', at, () => this.metricsServer!.listen({ host: at.host, port: at.port }));
         this.bound.metrics = this.metricsServer.server.address() as AddressInfo;
       }

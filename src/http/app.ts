@@ -109,3 +109,13 @@ export async function createPlainApp(ctx: GatewayContext): Promise<FastifyInstan
   await app.ready();
   return app;
 }
+
+/** The optional loopback-only metrics port: Prometheus text and a health check, no login. */
+export async function createMetricsApp(ctx: GatewayContext): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false }) as unknown as FastifyInstance;
+  installErrorHandling(app, ctx, 'metrics');
+  app.get('/metrics', async (_req, reply) => reply.type(ctx.metrics.contentType).send(await ctx.metrics.text()));
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  await app.ready();
+  return app;
+}
