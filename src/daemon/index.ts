@@ -116,7 +116,7 @@ export class Daemon {
     this.router = this.buildRouter(c);
     this.flows = new BatchWriter('flow', this.store.flows, log);
     this.lookups = new BatchWriter('DNS lookup', this.store.dnsLookups, log);
-    this.dns = new DnsService(c, { log, metrics, lookups: this.lookups, isEnrolled: this.ctx.isEnrolled });
+    this.dns = new DnsService(c, { log, lookups: this.lookups, isEnrolled: this.ctx.isEnrolled });
     this.gatewayApp = await createGatewayApp(this.ctx, () => this.ownCert, [(app) => registerDoh(app, this.dns)]);
     const tlsServer = this.gatewayApp.server as unknown as Server;
     this.tlsListener = new TlsListener({
@@ -132,6 +132,7 @@ export class Daemon {
     metrics.sources = {
       flowsDropped: () => this.flows.dropped + this.lookups.dropped,
       leafStats: () => this.leaves.stats,
+      dnsCounts: () => this.dns.counts,
       dnsCache: () => {
         const f = this.dns.forwarder;
         return { entries: f.cache.size, hits: f.cache.hits, misses: f.cache.misses, stale: f.cache.staleServed, upstreamQueries: f.upstreamQueries, upstreamFailures: f.upstreamFailures };

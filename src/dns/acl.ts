@@ -20,6 +20,7 @@ export function parseCidr(cidr: string): { address: string; prefix: number; fami
 /** Which clients may use the resolver: not an open resolver. */
 export class ClientAcl {
   private readonly list = new BlockList();
+  private readonly seen = new Map<string, boolean>(); // BlockList.check parses the address each time
 
   constructor(networks: string[]) {
     for (const n of networks) {
@@ -30,6 +31,16 @@ export class ClientAcl {
   }
 
   allows(ip: string): boolean {
+    let ok = this.seen.get(ip);
+    if (ok === undefined) {
+      ok = this.check(ip);
+      if (this.seen.size > 10_000) this.seen.clear();
+      this.seen.set(ip, ok);
+    }
+    return ok;
+  }
+
+  private check(ip: string): boolean {
     const v = isIP(ip);
     if (!v) return false;
     // IPv4-mapped IPv6 (dual-stack sockets) is checked as IPv4.

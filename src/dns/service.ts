@@ -1,12 +1,13 @@
 import dnsPacket, { type Answer, type Packet } from 'dns-packet';
 import type { GatewayConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import type { Metrics } from '../metrics/index.js';
 import type { BatchWriter, DnsLookup } from '../store/index.js';
 import { ClientAcl, RateLimiter } from './acl.js';
 import { describeQuery, encodeAnswer, headerOnlyAnswer, syntheticSoa, withTtl, type AnswerSections, type ClientQuery } from './answers.js';
 import { Forwarder } from './forwarder.js';
+import { LRUCache } from 'lru-cache';
 import { Steering } from './steering.js';
+import { readQuestion, ttlOffsets, type WireQuestion } from './wire.js';
 
 export type Transport = 'udp' | 'tcp' | 'doh';
 
@@ -15,9 +16,16 @@ export interface DnsClient {
   transport: Transport;
 }
 
+/** A cached answer ready to send: patch ID, RD, question case and TTLs, and it goes out. */
+interface Template {
+  wire: Buffer;
+  ttls: number[];
+  storedAt: number;
+  ttl: number;
+}
+
 export interface DnsServiceDeps {
   log: Logger;
-  metrics: Metrics;
   lookups: BatchWriter<DnsLookup>;
   isEnrolled(ip: string): Promise<boolean>;
 }
@@ -33,6 +41,9 @@ export class DnsService {
   private acl!: ClientAcl;
   private readonly limiter: RateLimiter;
   private config!: GatewayConfig;
+  private templates!: LRUCache<string, Template>;
+  /** Answers by "transport|result", read by the metrics scrape (cheaper than a labelled inc per query). */
+  readonly counts = new Map<string, number>();
 
   constructor(config: GatewayConfig, private readonly deps: DnsServiceDeps) {
     this.forwarder = new Forwarder({ upstreams: config.dns.upstreams, timeoutMs: config.dns.timeoutMs, cache: config.dns.cache });
@@ -45,13 +56,19 @@ export class DnsService {
     this.config = config;
     this.steering = new Steering(config);
     this.acl = new ClientAcl(config.dns.allowNetworks);
+    this.templates = new LRUCache({ max: config.dns.cache.maxEntries }); // steering may have changed
     this.limiter.update(config.dns.rateLimit.qps, config.dns.rateLimit.burst);
     this.forwarder.update({ upstreams: config.dns.upstreams, timeoutMs: config.dns.timeoutMs, cache: config.dns.cache });
   }
 
   /** Resolves to the wire answer, or null when the message must not be answered (dropped). */
+  private count(transport: Transport, result: string): void {
+    const key = `${transport}|${result}`;
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+  }
+
   async answer(raw: Buffer, client: DnsClient): Promise<Buffer | null> {
-    const count = (result: string) => this.deps.metrics.dnsQueries.inc({ transport: client.transport, result });
+    const count = (result: string) => this.count(client.transport, result);
     if (!this.acl.allows(client.ip)) {
       count('refused');
       return this.refuse(raw);
@@ -59,6 +76,13 @@ export class DnsService {
     if (!this.limiter.allow(client.ip)) {
       count('rate-limited');
       return client.transport === 'udp' ? null : this.refuse(raw); // UDP: drop, never amplify
+    }
+    const wq = readQuestion(raw);
+    const fast = wq && this.fromTemplate(raw, wq, client);
+    if (fast) {
+      this.forwarder.cache.hits++;
+      count('cache');
+      return fast;
     }
     let packet: Packet;
     try {
@@ -74,9 +98,11 @@ export class DnsService {
     }
     const udp = client.transport === 'udp';
     try {
-      const { sections, result } = await this.resolve(query, client);
+      const { sections, result, entry } = await this.resolve(query, client);
       count(result);
-      return encodeAnswer(query, sections, udp);
+      const wire = encodeAnswer(query, sections, udp);
+      if (entry && wq) this.remember(wq, wire, entry);
+      return wire;
     } catch (err) {
       this.deps.log.debug({ err: (err as Error).message, name: query.question.name }, 'DNS answer failed');
       count('servfail');
@@ -86,6 +112,36 @@ export class DnsService {
         return headerOnlyAnswer(raw, 'SERVFAIL');
       }
     }
+  }
+
+  private templateKey(q: WireQuestion): string {
+    return `${q.name}|${q.qtype}|${q.qclass}|${q.dnssecOk ? 1 : 0}|${q.edns ? 1 : 0}`;
+  }
+
+  /** The cache-hit fast path: a fresh cached answer for a plain name, without decoding or encoding. */
+  private fromTemplate(raw: Buffer, q: WireQuestion, client: DnsClient): Buffer | undefined {
+    if (!this.steering.isPlain(q.name)) return undefined;
+    const t = this.templates.get(this.templateKey(q));
+    if (!t) return undefined;
+    const remaining = t.ttl - Math.floor((Date.now() - t.storedAt) / 1000);
+    if (remaining <= 0 || (client.transport === 'udp' && t.wire.length > q.udpLimit)) return undefined;
+    const out = Buffer.allocUnsafe(t.wire.length);
+    t.wire.copy(out);
+    out[0] = raw[0];
+    out[1] = raw[1];
+    if (q.rd) out[2] |= 0x01;
+    raw.copy(out, 12, 12, q.end); // the question exactly as the client wrote it (0x20 case kept)
+    for (const off of t.ttls) out.writeUInt32BE(remaining, off);
+    return out;
+  }
+
+  private remember(q: WireQuestion, wire: Buffer, entry: { storedAt: number; ttl: number }): void {
+    if (wire[2] & 0x02) return; // truncated: not a whole answer
+    const ttls = ttlOffsets(wire);
+    if (!ttls) return;
+    const copy = Buffer.from(wire);
+    copy[2] &= ~0x01; // RD is set per query
+    this.templates.set(this.templateKey(q), { wire: copy, ttls, storedAt: entry.storedAt, ttl: entry.ttl });
   }
 
   private refuse(raw: Buffer): Buffer | null {
@@ -98,7 +154,8 @@ export class DnsService {
     return headerOnlyAnswer(raw, 'REFUSED');
   }
 
-  private async resolve(q: ClientQuery, client: DnsClient): Promise<{ sections: AnswerSections; result: string }> {
+  /** The answer's sections; `entry` is set when it is a fresh cached upstream answer (a template may be made). */
+  private async resolve(q: ClientQuery, client: DnsClient): Promise<{ sections: AnswerSections; result: string; entry?: { storedAt: number; ttl: number } }> {
     const name = q.question.name.toLowerCase().replace(/\.$/, '');
     const type = q.question.type;
     const decision = await this.steering.decide(name, () => this.deps.isEnrolled(client.ip));
@@ -139,6 +196,7 @@ export class DnsService {
             additionals: withTtl(e.additionals, r.ttl),
           },
           result: r.source,
+          entry: r.source === 'cache' || r.source === 'upstream' ? e : undefined,
         };
       }
     }

@@ -31,6 +31,11 @@ export class Steering {
     return this.c.dns.captive && this.probeHosts.has(name);
   }
 
+  /** True when no rule touches the name and it is no AI name: the cache may answer it directly. */
+  isPlain(name: string): boolean {
+    return !CANARIES.has(name) && !this.hosts.has(name) && name !== this.c.gateway.hostname && !this.isProbeHost(name) && this.catalog.match(name) === undefined;
+  }
+
   /**
    * Decides for one name. `enrolled` is asked only for captive-probe names, the one rule that
    * depends on who is asking, so ordinary lookups never touch the store.

@@ -4,6 +4,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 export interface MetricSources {
   flowsDropped(): number;
   leafStats(): { memoryHits: number; diskHits: number; minted: number };
+  dnsCounts(): Map<string, number>;
   dnsCache(): { entries: number; hits: number; misses: number; stale: number; upstreamQueries: number; upstreamFailures: number };
 }
 
@@ -11,6 +12,7 @@ export interface MetricSources {
 export class Metrics {
   readonly registry = new Registry();
   sources: MetricSources = { flowsDropped: () => 0, leafStats: () => ({ memoryHits: 0, diskHits: 0, minted: 0 }),
+    dnsCounts: () => new Map(),
     dnsCache: () => ({ entries: 0, hits: 0, misses: 0, stale: 0, upstreamQueries: 0, upstreamFailures: 0 }),
   };
   readonly connections = new Counter({
@@ -54,11 +56,18 @@ export class Metrics {
       this.leafCerts.set({ source: 'minted' }, s.minted);
     },
   });
-  readonly dnsQueries = new Counter({
+  readonly dnsQueries: Counter<'transport' | 'result'> = new Counter({
     name: 'gatewayd_dns_queries_total',
     help: 'DNS queries answered, by transport and result (cache, upstream, stale, steered-*, local, blocked, refused, ...)',
     labelNames: ['transport', 'result'] as const,
     registers: [this.registry],
+    collect: (): void => {
+      this.dnsQueries.reset();
+      for (const [key, n] of this.sources.dnsCounts()) {
+        const [transport, result] = key.split('|');
+        this.dnsQueries.inc({ transport, result }, n);
+      }
+    },
   });
   readonly dnsCache: Gauge<'stat'> = new Gauge({
     name: 'gatewayd_dns_cache',
