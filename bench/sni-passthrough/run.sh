@@ -256,6 +256,17 @@ wrk_test() { # wrk_test TEST
   done
 }
 
+# Foreign CPU: everything the machine ran during the measurements that is neither one of the three
+# servers nor a client this script started (those are reaped children: bash's `times` counts them).
+sys_busy_s() { awk -v hz="$CLK_TCK" '/^cpu /{ printf "%.2f", ($2 + $3 + $4) / hz }' /proc/stat; }
+ours_s() {
+  local servers children
+  servers=$(cat "/proc/$NGINX_PID/stat" "/proc/$GW_PID/stat" "/proc/$HA_PID/stat" | awk -v hz="$CLK_TCK" '{ s += $14 + $15 } END { printf "%.2f", s / hz }')
+  children=$(times | tail -1 | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } printf "%.2f", s }')
+  awk -v a="$servers" -v b="$children" 'BEGIN { printf "%.2f", a + b }'
+}
+CPU0_SYS=$(sys_busy_s) CPU0_OURS=$(ours_s) CPU0_T=$(date +%s.%N)
+
 # 1. Memory per idle connection first, while the processes are fresh (later tests grow heaps and pools).
 log "idle memory: $IDLE_CONNS idle TLS connections per target"
 for t in gatewayd haproxy direct; do
@@ -302,6 +313,10 @@ for i in $(seq 1 "$BULK_RUNS"); do
 done
 log "  bulk MB/s: gatewayd ${R[bulk.mbps.gatewayd]} | haproxy ${R[bulk.mbps.haproxy]} | direct ${R[bulk.mbps.direct]}"
 
+FOREIGN_PCT=$(awk -v s0="$CPU0_SYS" -v s1="$(sys_busy_s)" -v o0="$CPU0_OURS" -v o1="$(ours_s)" -v t0="$CPU0_T" -v t1="$(date +%s.%N)" -v n="$(nproc)" \
+  'BEGIN { f = (s1 - s0) - (o1 - o0); if (f < 0) f = 0; printf "%.0f", 100 * f / ((t1 - t0) * n) }')
+echo "foreign CPU during the measurements: ${FOREIGN_PCT}% of the machine" >>"$OUT/env.txt"
+
 # ---------------------------------------------------------------------------------------------
 # Report.
 declare -A V
@@ -340,9 +355,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
   echo
   echo "ratio gatewayd/haproxy keepalive_rps=$(ratio "${V[keepalive.rps.gatewayd]}" "${V[keepalive.rps.haproxy]}") newconn_per_s=$(ratio "${V[newconn.rps.gatewayd]}" "${V[newconn.rps.haproxy]}") bulk_MBps=$(ratio "${V[bulk.mbps.gatewayd]}" "${V[bulk.mbps.haproxy]}") p99=$(ratio "${V[keepalive.p99.gatewayd]}" "${V[keepalive.p99.haproxy]}") newconn_p99=$(ratio "${V[newconn.p99.gatewayd]}" "${V[newconn.p99.haproxy]}") idle_mem_per_conn=$(ratio "${V[idle.kib.gatewayd]}" "${V[idle.kib.haproxy]}")"
   echo "ratio proxy/direct gatewayd: keepalive_rps=$(ratio "${V[keepalive.rps.gatewayd]}" "${V[keepalive.rps.direct]}") newconn_per_s=$(ratio "${V[newconn.rps.gatewayd]}" "${V[newconn.rps.direct]}") bulk_MBps=$(ratio "${V[bulk.mbps.gatewayd]}" "${V[bulk.mbps.direct]}")  haproxy: keepalive_rps=$(ratio "${V[keepalive.rps.haproxy]}" "${V[keepalive.rps.direct]}") newconn_per_s=$(ratio "${V[newconn.rps.haproxy]}" "${V[newconn.rps.direct]}") bulk_MBps=$(ratio "${V[bulk.mbps.haproxy]}" "${V[bulk.mbps.direct]}")"
-  LOAD_END=$(cut -d' ' -f1 /proc/loadavg)
-  if [ "$BUSY_BEFORE" -gt 15 ] || awk -v l="$LOAD_END" -v n="$(nproc)" 'BEGIN { exit !(l > n + 1.5) }'; then
-    echo "WARNING: other load on the machine (busy ${BUSY_BEFORE}% before start, loadavg $LOAD_END at the end): figures are unreliable; rerun on an idle machine"
+  if [ "$BUSY_BEFORE" -gt 15 ] || [ "$FOREIGN_PCT" -gt 5 ]; then
+    echo "WARNING: other processes used the machine (${BUSY_BEFORE}% busy before start, ${FOREIGN_PCT}% of all CPUs during the run): figures are unreliable; rerun on an idle machine"
+  else
+    echo "machine otherwise idle: ${FOREIGN_PCT}% foreign CPU during the run"
   fi
   echo "idle_mem_per_conn_KiB gatewayd=${V[idle.kib.gatewayd]} haproxy=${V[idle.kib.haproxy]} nginx_direct=${V[idle.kib.direct]}"
 } | tee "$OUT/summary.txt"
