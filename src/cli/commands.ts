@@ -36,6 +36,7 @@ export async function runServe(file: string): Promise<void> {
     `gatewayd ${daemon.ctx.version} is running.\n` +
       `  portal: ${base}/portal    admin: ${base}/admin\n` +
       `  TLS on ${b.https.address}:${b.https.port}` +
+      (b.dns ? `, DNS on ${b.dns.address}:${b.dns.port} (try: dig @${b.dns.address} -p ${b.dns.port} ${host})` : '') +
       (b.http ? `, HTTP on ${b.http.address}:${b.http.port}` : '') +
       (b.metrics ? `, metrics on ${b.metrics.address}:${b.metrics.port}` : '') +
       `\n  trust the CA from ${base}/ca.pem (or: gatewayd ca export --config ${file})\n`,
