@@ -34,10 +34,10 @@ export class DnsServer {
     }
     udp.on('error', (err) => this.log.error({ err }, 'DNS UDP socket error'));
     udp.on('message', (msg, rinfo) => {
-      this.service.answer(msg, { ip: normalizeIp(rinfo.address), transport: 'udp' }).then(
-        (reply) => reply && udp.send(reply, rinfo.port, rinfo.address),
-        (err) => this.log.error({ err }, 'DNS UDP answer failed'),
-      );
+      const send = (reply: Buffer | null) => reply && udp.send(reply, rinfo.port, rinfo.address);
+      const r = this.service.answer(msg, { ip: normalizeIp(rinfo.address), transport: 'udp' });
+      if (r instanceof Promise) r.then(send, (err) => this.log.error({ err }, 'DNS UDP answer failed'));
+      else send(r);
     });
     // TCP on the same port as UDP (port 0 in tests: the kernel's choice for UDP, reused here).
     const port = udp.address().port;
@@ -73,7 +73,7 @@ export class DnsServer {
           socket.destroy();
           return;
         }
-        this.service.answer(Buffer.from(msg), { ip, transport: 'tcp' }).then(
+        Promise.resolve(this.service.answer(Buffer.from(msg), { ip, transport: 'tcp' })).then(
           (reply) => {
             pending--;
             if (!reply || socket.destroyed) return;

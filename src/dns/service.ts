@@ -61,13 +61,16 @@ export class DnsService {
     this.forwarder.update({ upstreams: config.dns.upstreams, timeoutMs: config.dns.timeoutMs, cache: config.dns.cache });
   }
 
-  /** Resolves to the wire answer, or null when the message must not be answered (dropped). */
   private count(transport: Transport, result: string): void {
     const key = `${transport}|${result}`;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
   }
 
-  async answer(raw: Buffer, client: DnsClient): Promise<Buffer | null> {
+  /**
+   * The wire answer, or null when the message must not be answered (dropped). Cache hits come
+   * back at once; anything that needs work comes back as a promise.
+   */
+  answer(raw: Buffer, client: DnsClient): Buffer | null | Promise<Buffer | null> {
     const count = (result: string) => this.count(client.transport, result);
     if (!this.acl.allows(client.ip)) {
       count('refused');
@@ -84,6 +87,11 @@ export class DnsService {
       count('cache');
       return fast;
     }
+    return this.answerSlowly(raw, client, wq);
+  }
+
+  private async answerSlowly(raw: Buffer, client: DnsClient, wq: WireQuestion | undefined): Promise<Buffer | null> {
+    const count = (result: string) => this.count(client.transport, result);
     let packet: Packet;
     try {
       packet = dnsPacket.decode(raw);
@@ -120,7 +128,7 @@ export class DnsService {
 
   /** The cache-hit fast path: a fresh cached answer for a plain name, without decoding or encoding. */
   private fromTemplate(raw: Buffer, q: WireQuestion, client: DnsClient): Buffer | undefined {
-    if (!this.steering.isPlain(q.name)) return undefined;
+    // Only plain names get templates (see remember), and templates are dropped on reload.
     const t = this.templates.get(this.templateKey(q));
     if (!t) return undefined;
     const remaining = t.ttl - Math.floor((Date.now() - t.storedAt) / 1000);
@@ -136,7 +144,7 @@ export class DnsService {
   }
 
   private remember(q: WireQuestion, wire: Buffer, entry: { storedAt: number; ttl: number }): void {
-    if (wire[2] & 0x02) return; // truncated: not a whole answer
+    if (wire[2] & 0x02 || !this.steering.isPlain(q.name)) return; // truncated, or a name a rule may answer otherwise
     const ttls = ttlOffsets(wire);
     if (!ttls) return;
     const copy = Buffer.from(wire);

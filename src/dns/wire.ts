@@ -31,14 +31,12 @@ export function readQuestion(b: Buffer): WireQuestion | undefined {
     const len = b[pos];
     if (len === 0) break;
     if (len > 63 || pos + 1 + len > b.length) return undefined; // also rejects compression pointers
-    if (name) name += '.';
     for (let i = pos + 1; i <= pos + len; i++) {
       const c = b[i];
-      // letters, digits, hyphen and underscore only; anything else goes the careful way
-      if (c >= 0x41 && c <= 0x5a) name += String.fromCharCode(c + 32);
-      else if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x5f) name += String.fromCharCode(c);
-      else return undefined;
+      const folded = c | 0x20; // A-Z onto a-z: letters, digits, hyphen and underscore only
+      if (!((folded >= 0x61 && folded <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x5f)) return undefined;
     }
+    name += (name ? '.' : '') + b.toString('latin1', pos + 1, pos + 1 + len);
     pos += 1 + len;
   }
   pos += 1;
@@ -56,7 +54,7 @@ export function readQuestion(b: Buffer): WireQuestion | undefined {
     udpLimit = Math.min(Math.max(b.readUInt16BE(end + 3), 512), 4096);
     dnssecOk = (b.readUInt16BE(end + 7) & 0x8000) !== 0;
   } else if (end !== b.length) return undefined;
-  return { name, qtype, qclass, end, rd: (flags & 0x0100) !== 0, edns, dnssecOk, udpLimit };
+  return { name: name.toLowerCase(), qtype, qclass, end, rd: (flags & 0x0100) !== 0, edns, dnssecOk, udpLimit };
 }
 
 function skipName(b: Buffer, pos: number): number {

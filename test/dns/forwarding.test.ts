@@ -47,6 +47,19 @@ t.test('cache: a second query is not forwarded and its TTL has gone down', async
   t.ok(second.answers[0].ttl <= first.answers[0].ttl - 2, `TTL ${first.answers[0].ttl} -> ${second.answers[0].ttl}`);
 });
 
+t.test('a cached answer echoes the question exactly as asked (0x20 case) with the client ID', async (t) => {
+  await dig(gw.dnsPort, 'www.lab.test');
+  const sock = createSocket('udp4');
+  t.teardown(() => sock.close());
+  const got = new Promise<Buffer>((r) => sock.once('message', r));
+  sock.send(dnsPacket.encode({ type: 'query', id: 4321, flags: dnsPacket.RECURSION_DESIRED, questions: [{ type: 'A', name: 'wWw.LaB.tEsT' }] }), gw.dnsPort, '127.0.0.1');
+  const answer = dnsPacket.decode(await got);
+  t.equal(answer.id, 4321);
+  t.equal(answer.questions![0].name, 'wWw.LaB.tEsT');
+  t.ok((answer.flags ?? 0) & dnsPacket.RECURSION_DESIRED, 'RD echoed');
+  t.equal((answer.answers![0] as { data: string }).data, '192.0.2.10');
+});
+
 t.test('negative caching (RFC 2308): NXDOMAIN kept for the SOA minimum', async (t) => {
   const a = await dig(gw.dnsPort, 'missing.lab.test');
   t.equal(a.status, 'NXDOMAIN');
