@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import type { Metrics } from '../metrics/index.js';
 import type { BatchWriter, FlowRecord } from '../store/index.js';
 import { readClientHello } from './hello-reader.js';
-import { connectTcp, splice } from './relay.js';
+import { connectUpstream, splice } from './relay.js';
 import type { RouteDecision, SniRouter } from './router.js';
 
 export interface RelaySettings {
@@ -162,7 +162,7 @@ export class TlsListener {
     }
     let upstream: Socket;
     try {
-      upstream = await connectTcp(host, port, s.connectTimeoutMs);
+      upstream = await connectUpstream(host, port, s.connectTimeoutMs, client);
     } catch (err) {
       log.info({ sni, destination, err: (err as Error).message }, 'passthrough: cannot connect');
       client.destroy();

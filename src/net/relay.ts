@@ -6,10 +6,30 @@ export interface SpliceResult {
   outcome: 'ok' | 'idle-timeout' | 'client-error' | 'upstream-error';
 }
 
-/** Opens a TCP connection, failing after timeoutMs. */
-export function connectTcp(host: string, port: number, timeoutMs: number): Promise<Socket> {
+const READ_BUFFER = 64 * 1024;
+
+/**
+ * Opens a TCP connection to the destination, failing after timeoutMs. What the destination sends
+ * is written straight to `client` from one reused read buffer (Node's onread): reading pauses
+ * until each chunk is handed to the kernel, which is the back-pressure, and no buffer is
+ * allocated per read (pipe() allocates 64 KiB per read and the page faults cost as much as the
+ * copying).
+ */
+export function connectUpstream(host: string, port: number, timeoutMs: number, client: Socket): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const sock = new Socket({ allowHalfOpen: true });
+    const sock: Socket = new Socket({
+      allowHalfOpen: true,
+      onread: {
+        buffer: Buffer.allocUnsafe(READ_BUFFER),
+        callback: (n: number, buf: Uint8Array) => {
+          if (client.destroyed) return false;
+          client.write(buf.subarray(0, n), (err) => {
+            if (!err && !sock.destroyed) sock.resume();
+          });
+          return false; // the buffer is reused: read again only once this chunk is out
+        },
+      },
+    } as ConstructorParameters<typeof Socket>[0]);
     const timer = setTimeout(() => {
       sock.destroy();
       reject(new Error(`connect to ${host}:${port} timed out after ${timeoutMs} ms`));
@@ -27,9 +47,10 @@ export function connectTcp(host: string, port: number, timeoutMs: number): Promi
 }
 
 /**
- * Splices client and upstream in both directions. pipe() gives back-pressure without buffering
- * more than a socket's high-water mark; a FIN travels on (half-close) and the pair is torn down
- * when both directions are done, on an error, or after idleMs without traffic.
+ * Splices client and upstream in both directions: client to upstream with pipe() (back-pressure
+ * without buffering more than a socket's high-water mark), upstream to client through the read
+ * buffer of connectUpstream. A FIN travels on (half-close) and the pair is torn down when both
+ * directions are done, on an error, or after idleMs without traffic.
  */
 export function splice(client: Socket, upstream: Socket, firstBytes: Buffer, idleMs: number): Promise<SpliceResult> {
   return new Promise((resolve) => {
@@ -59,7 +80,8 @@ export function splice(client: Socket, upstream: Socket, firstBytes: Buffer, idl
     upstream.setNoDelay(true);
     upstream.write(firstBytes);
     client.pipe(upstream);
-    upstream.pipe(client);
+    upstream.once('end', () => client.end());
     client.resume();
+    upstream.resume();
   });
 }

@@ -16,15 +16,11 @@ export class DnsLookupRepository {
   constructor(private readonly db: Db) {}
 
   async insertMany(records: DnsLookup[]): Promise<void> {
-    if (records.length === 0) return;
-    await this.db.transaction(async (tx) => {
-      for (const r of records) {
-        await tx.run(
-          'INSERT INTO dns_lookups (at, client_ip, tenant_id, name, qtype, service, transport, steered) VALUES (?,?,?,?,?,?,?,?)',
-          [r.at, r.clientIp, r.tenantId, r.name, r.qtype, r.service, r.transport, r.steered ? 1 : 0],
-        );
-      }
-    });
+    await this.db.insertRows(
+      'dns_lookups',
+      ['at', 'client_ip', 'tenant_id', 'name', 'qtype', 'service', 'transport', 'steered'],
+      records.map((r) => [r.at, r.clientIp, r.tenantId, r.name, r.qtype, r.service, r.transport, r.steered ? 1 : 0]),
+    );
   }
 
   async recent(limit = 100): Promise<DnsLookup[]> {

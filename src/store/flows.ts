@@ -23,16 +23,11 @@ export class FlowRepository {
 
   /** Writes many records in one transaction: one fsync for a whole batch. */
   async insertMany(records: FlowRecord[]): Promise<void> {
-    if (records.length === 0) return;
-    await this.db.transaction(async (tx) => {
-      for (const r of records) {
-        await tx.run(
-          `INSERT INTO flows (started_at, client_ip, client_port, sni, route, destination,
-             bytes_up, bytes_down, duration_ms, outcome) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-          [r.startedAt, r.clientIp, r.clientPort, r.sni, r.route, r.destination, r.bytesUp, r.bytesDown, r.durationMs, r.outcome],
-        );
-      }
-    });
+    await this.db.insertRows(
+      'flows',
+      ['started_at', 'client_ip', 'client_port', 'sni', 'route', 'destination', 'bytes_up', 'bytes_down', 'duration_ms', 'outcome'],
+      records.map((r) => [r.startedAt, r.clientIp, r.clientPort, r.sni, r.route, r.destination, r.bytesUp, r.bytesDown, r.durationMs, r.outcome]),
+    );
   }
 
   async recent(q: FlowQuery = {}): Promise<FlowRecord[]> {

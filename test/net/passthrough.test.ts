@@ -4,6 +4,21 @@ import { startDaemon } from '../helpers/daemon.js';
 import { startBackend, sha256, pattern } from '../helpers/tls-backend.js';
 import { curl, fingerprintOf, firstPem, sClient } from '../helpers/clients.js';
 import { startDnsUpstream } from '../helpers/dns-upstream.js';
+import { captureClientHello } from '../helpers/hello.js';
+import { createServer, connect, type AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
+
+// A raw TCP destination: waits for the client's FIN, then answers with what it received and closes.
+const rawBackend = createServer({ allowHalfOpen: true }, (s) => {
+  const chunks: Buffer[] = [];
+  s.on('data', (d) => chunks.push(d));
+  s.on('end', () => {
+    const all = Buffer.concat(chunks);
+    s.end(`${all.length} ${createHash('sha256').update(all).digest('hex')}`);
+  });
+});
+await new Promise<void>((r) => rawBackend.listen(0, '127.0.0.1', r));
+t.teardown(() => rawBackend.close());
 
 const backend = await startBackend(t);
 const dns = await startDnsUpstream(t, { 'dynamic.test': '127.0.0.1' });
@@ -12,6 +27,7 @@ const gw = await startDaemon(t, {
     routes: [
       { sni: 'backend.test', to: `127.0.0.1:${backend.port}` },
       { sni: '*.wild.test', to: `127.0.0.1:${backend.port}` },
+      { sni: 'raw.test', to: `127.0.0.1:${(rawBackend.address() as AddressInfo).port}` },
     ],
     passthroughPort: backend.port, // names resolved through DNS are dialled on this port
   },
@@ -60,6 +76,17 @@ t.test('a name with no static route is resolved through dns.upstreams', async (t
   const nx = await curl('nowhere.test', gw.httpsPort, '/hello', ['-k']);
   t.equal(nx.status, 0, 'unresolvable name: the connection is closed');
   t.not(nx.code, 0);
+});
+
+t.test('half-close: the client FIN reaches the destination, whose answer still comes back', async (t) => {
+  const hello = await captureClientHello('raw.test');
+  const payload = Buffer.concat([hello, pattern(300_000)]);
+  const sock = connect(gw.httpsPort, '127.0.0.1');
+  sock.on('error', () => undefined);
+  sock.end(payload); // write everything, then FIN
+  const chunks: Buffer[] = [];
+  for await (const c of sock) chunks.push(c as Buffer);
+  t.equal(Buffer.concat(chunks).toString(), `${payload.length} ${sha256(payload)}`);
 });
 
 t.test('every connection becomes a flow record in the store', async (t) => {
