@@ -29,6 +29,7 @@ test: test-deps build
 
 bench: build
 	bench/sni-passthrough/run.sh
+	bench/dns/run.sh
 
 clean:
 	rm -rf dist node_modules var .tap
