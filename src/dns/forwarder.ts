@@ -92,7 +92,7 @@ export class Forwarder {
 
   /** Each upstream in order until one gives a usable answer; SERVFAIL and REFUSED count as failures. */
   private async askUpstreams(q: ForwardQuestion): Promise<DnsMessage> {
-    let lastError: Error = new UpstreamError('no upstream resolver configured');
+    let lastError: Error | undefined; // made only on failure: an Error's stack trace is costly
     for (const server of this.settings.upstreams) {
       const query: Packet = {
         type: 'query',
@@ -114,7 +114,7 @@ export class Forwarder {
         lastError = err as Error;
       }
     }
-    throw lastError;
+    throw lastError ?? new UpstreamError('no upstream resolver configured');
   }
 
   /** The first A (else AAAA) address of a name: how passthrough finds real destinations. */

@@ -18,7 +18,9 @@ export class DnsServer {
 
   async listen(at: HostPort): Promise<{ udp: AddressInfo; tcp: AddressInfo }> {
     const family = isIP(at.host) === 6 ? 'udp6' : 'udp4';
-    const udp = dgram.createSocket({ type: family, reuseAddr: false });
+    // Replies go to the literal address a query came from: no name lookup (and no deferred send) needed.
+    const lookup = (address: string, fam: unknown, cb: (err: null, a: string, f: unknown) => void) => cb(null, address, fam);
+    const udp = dgram.createSocket({ type: family, reuseAddr: false, lookup: lookup as never });
     this.udp = udp;
     await new Promise<void>((resolve, reject) => {
       udp.once('error', reject);
