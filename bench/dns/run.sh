@@ -41,22 +41,9 @@ UB_PORT=$((PORT_BASE + 5))
 UB2_PORT=$((PORT_BASE + 6))
 GWP_PORT=$((PORT_BASE + 7))
 
-log() { printf '[dns-bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# ---------------------------------------------------------------------------------------------
-# Tools: install what is missing (Debian).
-apt_updated=0
-ensure() { # ensure COMMAND PACKAGE
-  command -v "$1" >/dev/null 2>&1 && return 0
-  log "installing $2 (for $1)"
-  export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install -y --no-install-recommends "$2" >/dev/null 2>&1; then
-    [ "$apt_updated" = 1 ] || { apt-get update >/dev/null 2>&1 || true; apt_updated=1; }
-    apt-get install -y --no-install-recommends "$2" >/dev/null || die "cannot install $2"
-  fi
-  command -v "$1" >/dev/null 2>&1 || die "$1 still missing after installing $2"
-}
+BENCH_NAME=dns-bench
+# shellcheck source=../lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib.sh"
 ensure dnsperf dnsperf
 ensure resperf dnsperf
 ensure dnsmasq dnsmasq-base

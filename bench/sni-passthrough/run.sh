@@ -29,22 +29,9 @@ SNI=backend.bench.test
 TARGET_BULK=0.9      # gatewayd/haproxy targets from the issue
 TARGET_NEWCONN=0.7
 
-log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
-# ---------------------------------------------------------------------------------------------
-# Tools: install what is missing (Debian).
-apt_updated=0
-ensure() { # ensure COMMAND PACKAGE
-  command -v "$1" >/dev/null 2>&1 && return 0
-  log "installing $2 (for $1)"
-  export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get install -y --no-install-recommends "$2" >/dev/null 2>&1; then
-    [ "$apt_updated" = 1 ] || { apt-get update >/dev/null 2>&1 || true; apt_updated=1; }
-    apt-get install -y --no-install-recommends "$2" >/dev/null || die "cannot install $2"
-  fi
-  command -v "$1" >/dev/null 2>&1 || die "$1 still missing after installing $2"
-}
+BENCH_NAME=bench
+# shellcheck source=../lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib.sh"
 ensure nginx nginx-light
 ensure haproxy haproxy
 ensure wrk wrk

@@ -1,0 +1,17 @@
+# Shared by the benchmarks: logging and installing missing Debian packages.
+# Set BENCH_NAME before sourcing; it prefixes every log line.
+
+log() { printf '[%s %s] %s\n' "${BENCH_NAME:-bench}" "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+apt_updated=0
+ensure() { # ensure COMMAND PACKAGE: install PACKAGE unless COMMAND exists
+  command -v "$1" >/dev/null 2>&1 && return 0
+  log "installing $2 (for $1)"
+  export DEBIAN_FRONTEND=noninteractive
+  if ! apt-get install -y --no-install-recommends "$2" >/dev/null 2>&1; then
+    [ "$apt_updated" = 1 ] || { apt-get update >/dev/null 2>&1 || true; apt_updated=1; }
+    apt-get install -y --no-install-recommends "$2" >/dev/null || die "cannot install $2"
+  fi
+  command -v "$1" >/dev/null 2>&1 || die "$1 still missing after installing $2"
+}
