@@ -16,12 +16,30 @@ export class DnsServer {
 
   constructor(private readonly service: DnsService, private readonly log: Logger) {}
 
+  /**
+   * Binds UDP and TCP on the same port. With port 0 (tests) the kernel picks the UDP port and TCP
+   * follows; if that TCP port happens to be taken, both are retried on another port.
+   */
   async listen(at: HostPort): Promise<{ udp: AddressInfo; tcp: AddressInfo }> {
+    for (let attempt = 1; ; attempt++) {
+      const udp = await this.bindUdp(at);
+      try {
+        const tcp = await this.listenTcp(udp.address().port, at.host);
+        this.udp = udp;
+        this.tcp = tcp;
+        return { udp: udp.address(), tcp: tcp.address() as AddressInfo };
+      } catch (err) {
+        udp.close();
+        if (at.port !== 0 || attempt >= 10 || (err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      }
+    }
+  }
+
+  private async bindUdp(at: HostPort): Promise<dgram.Socket> {
     const family = isIP(at.host) === 6 ? 'udp6' : 'udp4';
     // Replies go to the literal address a query came from: no name lookup (and no deferred send) needed.
     const lookup = (address: string, fam: unknown, cb: (err: null, a: string, f: unknown) => void) => cb(null, address, fam);
     const udp = dgram.createSocket({ type: family, reuseAddr: false, lookup: lookup as never });
-    this.udp = udp;
     await new Promise<void>((resolve, reject) => {
       udp.once('error', reject);
       udp.bind(at.port, at.host, () => {
@@ -41,19 +59,20 @@ export class DnsServer {
       if (r instanceof Promise) r.then(send, (err) => this.log.error({ err }, 'DNS UDP answer failed'));
       else send(r);
     });
-    // TCP on the same port as UDP (port 0 in tests: the kernel's choice for UDP, reused here).
-    const port = udp.address().port;
+    return udp;
+  }
+
+  private async listenTcp(port: number, host: string): Promise<Server> {
     const tcp = createServer((s) => this.onTcp(s));
-    this.tcp = tcp;
     await new Promise<void>((resolve, reject) => {
       tcp.once('error', reject);
-      tcp.listen(port, at.host, () => {
+      tcp.listen(port, host, () => {
         tcp.off('error', reject);
         resolve();
       });
     });
     tcp.on('error', (err) => this.log.error({ err }, 'DNS TCP listener error'));
-    return { udp: udp.address(), tcp: tcp.address() as AddressInfo };
+    return tcp;
   }
 
   private onTcp(socket: Socket): void {
