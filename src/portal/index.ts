@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { GatewayContext } from '../http/context.js';
+import { gatewayUrl, type GatewayContext } from '../http/context.js';
 import { esc, page } from '../http/html.js';
 import { registerProbeRoutes } from './probes.js';
 
@@ -19,6 +19,14 @@ export function registerPortal(app: FastifyInstance, ctx: GatewayContext): void 
        <p>First install the gateway's certificate authority on this device:
          <a href="/ca.pem">ca.pem</a> (PEM) or <a href="/ca.crt">ca.crt</a> (DER).</p>`,
     );
+  });
+
+  // RFC 8908 captive portal API: the URL a network announces in DHCP option 114 (RFC 8910), so
+  // modern OSes find the portal without probe hijacking.
+  app.get('/api/captive', async (req, reply) => {
+    const enrolled = await ctx.isEnrolled(req.ip);
+    reply.type('application/captive+json').header('cache-control', 'private, no-store');
+    return { captive: !enrolled, 'user-portal-url': gatewayUrl(ctx, '/portal') };
   });
 
   // The CA certificate is public by nature: devices download it to trust the gateway.

@@ -52,3 +52,13 @@ t.test('the probe paths on the gateway name over https redirect too', async (t) 
   t.equal(page.status, 200);
   t.match(page.body, /ca\.pem/);
 });
+
+t.test('RFC 8908 captive portal API', async (t) => {
+  const r = await run('curl', ['-sS', '-k', '-D', '-', '--resolve', `${HOSTNAME}:${gw.httpsPort}:127.0.0.1`, `https://${HOSTNAME}:${gw.httpsPort}/api/captive`]);
+  t.match(r.stdout, /content-type: application\/captive\+json/i);
+  const body = JSON.parse(r.stdout.split('\r\n\r\n')[1]);
+  t.same(body, { captive: true, 'user-portal-url': portal });
+  await run('sqlite3', [`${gw.dataDir}/gateway.db`, "INSERT INTO devices (client_ip, enrolled_at) VALUES ('127.0.0.1', 1)"]);
+  const after = await run('curl', ['-sS', '-k', '--resolve', `${HOSTNAME}:${gw.httpsPort}:127.0.0.1`, `https://${HOSTNAME}:${gw.httpsPort}/api/captive`]);
+  t.equal(JSON.parse(after.stdout).captive, false, 'an enrolled device is no longer captive');
+});
