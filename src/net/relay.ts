@@ -3,7 +3,7 @@ import { Socket } from 'node:net';
 export interface SpliceResult {
   bytesUp: number;
   bytesDown: number;
-  outcome: 'ok' | 'idle-timeout' | 'client-error' | 'upstream-error';
+  outcome: 'ok' | 'idle-timeout' | 'client-reset' | 'client-error' | 'upstream-reset' | 'upstream-error';
 }
 
 const READ_BUFFER = 64 * 1024;
@@ -70,8 +70,10 @@ export function splice(client: Socket, upstream: Socket, firstBytes: Buffer, idl
       client.destroy();
       upstream.destroy();
     };
-    client.on('error', () => teardown('client-error'));
-    upstream.on('error', () => teardown('upstream-error'));
+    // A reset is how many clients and servers end a connection (unread data at close): say so apart from real errors.
+    const isReset = (err: NodeJS.ErrnoException) => err.code === 'ECONNRESET' || err.code === 'EPIPE';
+    client.on('error', (err) => teardown(isReset(err) ? 'client-reset' : 'client-error'));
+    upstream.on('error', (err) => teardown(isReset(err) ? 'upstream-reset' : 'upstream-error'));
     client.setTimeout(idleMs, () => teardown('idle-timeout'));
     upstream.setTimeout(idleMs, () => teardown('idle-timeout'));
     client.once('close', onClose);
