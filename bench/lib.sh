@@ -15,3 +15,11 @@ ensure() { # ensure COMMAND PACKAGE: install PACKAGE unless COMMAND exists
   fi
   command -v "$1" >/dev/null 2>&1 || die "$1 still missing after installing $2"
 }
+
+# Benchmarks mean something only on an otherwise idle machine: this measures how busy it is.
+cpu_busy_pct() { # share of all CPUs busy over 1 s, from /proc/stat
+  local a b
+  a=$(awk '/^cpu /{ print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat); sleep 1
+  b=$(awk '/^cpu /{ print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat)
+  awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.0f", 100 * (y[1] - x[1]) / (y[2] - x[2]) }'
+}

@@ -56,12 +56,6 @@ for p in "$BACKEND_PORT" "$GW_PORT" "$HA_PORT"; do
 done
 
 # The figures are only meaningful on an otherwise idle machine: say so when it is not.
-cpu_busy_pct() { # share of all CPUs busy over 1 s, from /proc/stat
-  local a b
-  a=$(awk '/^cpu /{ print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat); sleep 1
-  b=$(awk '/^cpu /{ print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9 }' /proc/stat)
-  awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); printf "%.0f", 100 * (y[1] - x[1]) / (y[2] - x[2]) }'
-}
 BUSY_BEFORE=$(cpu_busy_pct)
 [ "$BUSY_BEFORE" -le 15 ] || log "warning: the machine is already ${BUSY_BEFORE}% busy before the bench starts; results will be noisy"
 
