@@ -12,8 +12,9 @@ check chromium chromium
 check certutil libnss3-tools
 check systemd-analyze systemd
 check unbound unbound
+check /usr/bin/python3 python3
 # python3 modules: the independent NAS simulator and webhook receiver
-python3 -c "import pyrad" 2>/dev/null || need+=(python3-pyrad)
+/usr/bin/python3 -c "import pyrad" 2>/dev/null || need+=(python3-pyrad)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing test dependencies: ${need[*]}"
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
