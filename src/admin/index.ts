@@ -4,6 +4,9 @@ import { esc, page } from '../http/html.js';
 import { DUMMY_HASH, verifyPassword } from './passwords.js';
 import { adminSections } from './sections.js';
 import { currentAdmin, endSession, startSession } from './sessions.js';
+import { requireAppliance } from './scope.js';
+import { registerEnrollmentAdmin } from './enrollment.js';
+import { registerPortalAdmin } from './portal-admin.js';
 
 export { hashPassword, validatePassword, validateUsername } from './passwords.js';
 export { addAdminSection, type AdminSection } from './sections.js';
@@ -26,7 +29,7 @@ function loginPage(csrf: string, next: string, error?: string): string {
 
 /** Only same-site relative paths are allowed after login: no open redirect. */
 function safeNext(value: unknown): string {
-  return typeof value === 'string' && /^\/admin(\/[A-Za-z0-9/_.-]*)?(\?[A-Za-z0-9=&_.-]*)?$/.test(value) ? value : '/admin';
+  return typeof value === 'string' && /^\/(admin(\/[A-Za-z0-9/_.-]*)?|portal-admin\.html)(\?[A-Za-z0-9=&_.-]*)?$/.test(value) ? value : '/admin';
 }
 
 export function registerAdmin(app: FastifyInstance, ctx: GatewayContext): void {
@@ -34,7 +37,7 @@ export function registerAdmin(app: FastifyInstance, ctx: GatewayContext): void {
   const requireAdmin = async (req: FastifyRequest, reply: FastifyReply) => {
     req.admin = await currentAdmin(ctx, req);
     if (req.admin) return;
-    if (req.url.startsWith('/admin/api/') || req.url === '/metrics') {
+    if (req.url.startsWith('/admin/api/') || req.url === '/metrics' || req.method !== 'GET') {
       return reply.code(401).send({ error: 'unauthorized', message: 'sign in as an admin first' });
     }
     return reply.redirect(`/admin/login?next=${encodeURIComponent(req.url)}`, 303);
@@ -77,21 +80,22 @@ export function registerAdmin(app: FastifyInstance, ctx: GatewayContext): void {
     return reply.redirect('/admin/login', 303);
   });
 
-  app.get('/admin', { preHandler: requireAdmin }, async (req, reply) => reply.redirect(`/admin/${adminSections()[0].id}`, 302));
+  app.get('/admin', { preHandler: requireAdmin }, async (req, reply) => reply.redirect(`/admin/${adminSections(req)[0].id}`, 302));
 
   app.get<{ Params: { section: string } }>('/admin/:section', { preHandler: requireAdmin }, async (req, reply) => {
-    const section = adminSections().find((s) => s.id === req.params.section);
+    const section = adminSections(req).find((s) => s.id === req.params.section);
     if (!section) return reply.code(404).send({ error: 'not_found', message: `no admin section "${req.params.section}"` });
-    const nav = adminSections()
+    const nav = adminSections(req)
       .map((s) => `<a href="/admin/${esc(s.id)}"${s === section ? ' aria-current="page"' : ''}>${esc(s.title)}</a>`)
       .join('');
-    const logout = `<span>${esc(req.admin!.username)}</span>
+    const logout = `<span>${esc(req.admin!.username)}${req.admin!.tenantId ? ` (${esc(req.admin!.tenantId)})` : ''}</span>
       <form method="post" action="/admin/logout" style="margin:0"><input type="hidden" name="_csrf" value="${esc(reply.generateCsrf())}"><button type="submit">Sign out</button></form>`;
     reply.type('text/html; charset=utf-8').header('cache-control', 'no-store');
-    return page('gatewayd admin', `<nav class="sections">${nav}</nav>${await section.render(ctx, req)}`, logout);
+    return page('gatewayd admin', `<nav class="sections">${nav}</nav>${await section.render(ctx, req, reply)}`, logout);
   });
 
   app.get('/admin/api/flows', { preHandler: requireAdmin }, async (req) => {
+    requireAppliance(req);
     const q = req.query as Record<string, string | undefined>;
     const limit = q.limit === undefined ? 100 : Number(q.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
@@ -99,6 +103,9 @@ export function registerAdmin(app: FastifyInstance, ctx: GatewayContext): void {
     }
     return { flows: await ctx.store.flows.recent({ limit, sni: q.sni }) };
   });
+
+  registerEnrollmentAdmin(app, ctx);
+  registerPortalAdmin(app, ctx);
 }
 
 declare module 'fastify' {

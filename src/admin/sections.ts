@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayContext } from '../http/context.js';
 import { esc } from '../http/html.js';
 
@@ -6,7 +6,9 @@ import { esc } from '../http/html.js';
 export interface AdminSection {
   id: string;
   title: string;
-  render(ctx: GatewayContext, req: FastifyRequest): Promise<string>;
+  /** 'tenant': also shown to tenant admins, and must show their tenant's data only. Default 'appliance'. */
+  scope?: 'appliance' | 'tenant';
+  render(ctx: GatewayContext, req: FastifyRequest, reply: FastifyReply): Promise<string>;
 }
 
 const sections: AdminSection[] = [];
@@ -15,7 +17,9 @@ export function addAdminSection(section: AdminSection): void {
   if (!sections.some((s) => s.id === section.id)) sections.push(section);
 }
 
-export function adminSections(): readonly AdminSection[] {
+/** The sections an admin may open: all for an appliance admin, tenant-scoped ones for a tenant admin. */
+export function adminSections(req?: FastifyRequest): readonly AdminSection[] {
+  if (req?.admin && req.admin.tenantId !== null) return sections.filter((s) => s.scope === 'tenant');
   return sections;
 }
 

@@ -42,6 +42,7 @@ admin
   .description('create an admin, or set the password of an existing one (password read from stdin)')
   .addOption(configOption())
   .requiredOption('-u, --username <name>', 'the admin username')
-  .action(async (opts) => (await commands()).runAdminAdd(opts.config, opts.username));
+  .option('-t, --tenant <id>', 'limit the admin to one tenant (default: an appliance admin, who manages every tenant)')
+  .action(async (opts) => (await commands()).runAdminAdd(opts.config, opts.username, opts.tenant));
 
 await program.parseAsync(process.argv);

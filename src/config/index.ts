@@ -4,7 +4,8 @@ import { LineCounter, parseDocument, isNode, type Node } from 'yaml';
 import { configSchema, type GatewayConfig } from './schema.js';
 
 export { parseHostPort, isHostname } from './schema.js';
-export type { GatewayConfig, HostPort, SniRoute } from './schema.js';
+export type { GatewayConfig, HostPort, SniRoute, IdentityMode, NasConfig, PortalSeed, TenantConfig, Branding, CoaAttributeName } from './schema.js';
+export { IDENTITY_MODES, emailDomain, webhookUrl, brandingSchema } from './schema.js';
 
 /** One precise complaint about the config: where it is and what is wrong. */
 export interface ConfigProblem {

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { DEFAULT_CLIENT_NETWORKS, parseCidr } from '../dns/acl.js';
+import { nacSchema, otpSchema, portalSchema, smtpSchema, tenantSchema } from './enrollment-schema.js';
 
 /** "host:port", "[v6]:port" or ":port"; port 0 asks the kernel for a free one (tests). */
 export interface HostPort {
@@ -147,7 +148,34 @@ export const configSchema = z
       })
       .prefault({}),
     log: z.strictObject({ level: logLevel.default('info') }).prefault({}),
+    /** Organizations served by this appliance; without the block there is one, "default". */
+    tenants: z.array(tenantSchema).optional(),
+    /** The portal of a single-tenant appliance (with tenants, each tenant has its own). */
+    portal: portalSchema.optional(),
+    otp: otpSchema,
+    smtp: smtpSchema.optional(),
+    nac: nacSchema,
+  })
+  .superRefine((c, ctx) => {
+    if (c.tenants && c.portal) {
+      ctx.addIssue({ code: 'custom', path: ['portal'], message: 'with a tenants block, put portal: inside each tenant' });
+    }
+    const ids = new Set<string>();
+    c.tenants?.forEach((t, i) => {
+      if (ids.has(t.id)) ctx.addIssue({ code: 'custom', path: ['tenants', i, 'id'], message: `tenant id "${t.id}" is used twice` });
+      ids.add(t.id);
+    });
+    const known = c.tenants ? ids : new Set(['default']);
+    c.nac.coa.forEach((n, i) => {
+      if (n.tenant !== undefined && !known.has(n.tenant)) {
+        ctx.addIssue({ code: 'custom', path: ['nac', 'coa', i, 'tenant'], message: `no tenant "${n.tenant}" (known: ${[...known].join(', ')})` });
+      }
+    });
+    const otpInUse = (c.tenants?.map((t) => t.portal) ?? [c.portal]).some((p) => p?.identityMode === 'otp');
+    if (otpInUse && !c.smtp) ctx.addIssue({ code: 'custom', path: ['smtp'], message: 'identityMode otp sends codes by email: configure smtp (host, port, from)' });
   });
 
 export type GatewayConfig = z.output<typeof configSchema>;
 export type SniRoute = GatewayConfig['tls']['routes'][number];
+export type { IdentityMode, NasConfig, PortalSeed, TenantConfig, Branding, CoaAttributeName } from './enrollment-schema.js';
+export { IDENTITY_MODES, emailDomain, webhookUrl, brandingSchema } from './enrollment-schema.js';

@@ -10,6 +10,9 @@ import { Metrics } from '../metrics/index.js';
 import { SniRouter, TlsListener, type RelaySettings } from '../net/index.js';
 import { BatchWriter, openStore, type DnsLookup, type FlowRecord, type Store } from '../store/index.js';
 import { CertificateAuthority, LeafService } from '../tls/index.js';
+import { TenantDirectory } from '../tenants/index.js';
+import { Outbox } from '../nac/index.js';
+import { portalView } from '../portal/index.js';
 import { bootstrapAdmin } from './admin-bootstrap.js';
 import { explainBindError } from './bind-errors.js';
 import { VERSION } from './version.js';
@@ -44,6 +47,8 @@ export class Daemon {
   private leaves!: LeafService;
   private stopping = false;
   private maintenance?: NodeJS.Timeout;
+  private tenants: TenantDirectory;
+  readonly outbox: Outbox;
   readonly ctx: GatewayContext;
   bound!: BoundAddresses;
 
@@ -55,6 +60,7 @@ export class Daemon {
     readonly ca: CertificateAuthority,
   ) {
     this.config = config;
+    this.tenants = new TenantDirectory(config);
     const metrics = new Metrics();
     this.ctx = {
       config: () => this.config,
@@ -66,7 +72,20 @@ export class Daemon {
       startedAt: Date.now(),
       version: VERSION,
       isEnrolled: (ip) => store.devices.isEnrolledIp(ip),
+      tenants: () => this.tenants,
+      outbox: { wake: () => this.outbox.wake() },
     };
+    this.outbox = new Outbox({
+      deliveries: store.deliveries,
+      config: () => this.config,
+      log,
+      metrics,
+      userAgent: `gatewayd/${VERSION}`,
+      webhookSecret: async (tenantId) => {
+        const tenant = this.tenants.byId(tenantId);
+        return tenant ? ((await portalView(this.ctx, tenant)).webhookSecret ?? undefined) : undefined;
+      },
+    });
   }
 
   static async start(configFile: string, logDestination?: Parameters<typeof createLogger>[1]): Promise<Daemon> {
@@ -116,7 +135,7 @@ export class Daemon {
     this.router = this.buildRouter(c);
     this.flows = new BatchWriter('flow', this.store.flows, log);
     this.lookups = new BatchWriter('DNS lookup', this.store.dnsLookups, log);
-    this.dns = new DnsService(c, { log, lookups: this.lookups, isEnrolled: this.ctx.isEnrolled });
+    this.dns = new DnsService(c, { log, lookups: this.lookups, isEnrolled: this.ctx.isEnrolled, tenantOf: (ip) => this.tenants.forAddress(ip)?.id ?? null });
     this.gatewayApp = await createGatewayApp(this.ctx, () => this.ownCert, [(app) => registerDoh(app, this.dns)]);
     const tlsServer = this.gatewayApp.server as unknown as Server;
     this.tlsListener = new TlsListener({
@@ -168,6 +187,7 @@ export class Daemon {
       await this.stop(0);
       throw err;
     }
+    this.outbox.start();
     this.maintenance = setInterval(() => void this.housekeeping(), 3600e3);
     this.maintenance.unref();
     void this.housekeeping();
@@ -183,7 +203,9 @@ export class Daemon {
       const flows = await this.store.flows.pruneOlderThan(cutoff);
       const lookups = await this.store.dnsLookups.pruneOlderThan(Date.now() - this.config.retention.dnsLookupDays * 86400e3);
       const sessions = await this.store.sessions.deleteExpired();
-      if (flows || lookups || sessions) this.ctx.log.info({ flows, lookups, sessions }, 'pruned old records');
+      const codes = await this.store.otp.pruneOlderThan(Date.now() - 86400e3);
+      const signIns = await this.store.ssoLogins.pruneOlderThan(Date.now() - 3600e3);
+      if (flows || lookups || sessions || codes || signIns) this.ctx.log.info({ flows, lookups, sessions, codes, signIns }, 'pruned old records');
     } catch (err) {
       this.ctx.log.error({ err }, 'housekeeping failed');
     }
@@ -210,6 +232,7 @@ export class Daemon {
       return false;
     }
     this.config = next;
+    this.tenants = new TenantDirectory(next);
     this.router = this.buildRouter(next);
     this.dns.update(next);
     log.level = next.log.level;
@@ -232,6 +255,7 @@ export class Daemon {
       this.tlsListener?.listening ? this.tlsListener.close(drainMs) : undefined,
     ]);
     await this.gatewayApp?.close().catch(() => undefined);
+    await this.outbox.stop();
     await this.flows?.close();
     await this.lookups?.close();
     await this.store.close().catch((err) => log.error({ err }, 'closing the store failed'));

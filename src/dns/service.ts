@@ -28,6 +28,8 @@ export interface DnsServiceDeps {
   log: Logger;
   lookups: BatchWriter<DnsLookup>;
   isEnrolled(ip: string): Promise<boolean>;
+  /** The tenant a client address belongs to, recorded with AI-name lookups. */
+  tenantOf?(ip: string): string | null;
 }
 
 /**
@@ -172,7 +174,7 @@ export class DnsService {
     const service = decision.kind === 'steer' || decision.kind === 'forward' ? decision.service : undefined;
     if (service) {
       this.deps.lookups.record({
-        at: Date.now(), clientIp: client.ip, tenantId: null, name, qtype: type, service,
+        at: Date.now(), clientIp: client.ip, tenantId: this.deps.tenantOf?.(client.ip) ?? null, name, qtype: type, service,
         transport: client.transport, steered: decision.kind === 'steer',
       });
     }

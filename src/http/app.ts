@@ -3,6 +3,7 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import { registerAdmin } from '../admin/index.js';
 import { answerProbe, registerPortal, registerProbeRoutes } from '../portal/index.js';
@@ -68,6 +69,8 @@ export async function createGatewayApp(ctx: GatewayContext, ownCert: () => OwnCe
   });
   await app.register(cookie);
   await app.register(formbody);
+  // Uploads (the portal logo) only: one small file, no other parts worth keeping.
+  await app.register(multipart, { limits: { fileSize: 256 * 1024, files: 1, fields: 4, parts: 5 } });
   await app.register(rateLimit, { global: false });
   await app.register(csrf, {
     cookieKey: '__Host-gw_csrf',
@@ -75,7 +78,8 @@ export async function createGatewayApp(ctx: GatewayContext, ownCert: () => OwnCe
   });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/metrics', { preHandler: (req, reply) => app.requireAdmin(req, reply) }, async (_req, reply) => {
+  app.get('/metrics', { preHandler: (req, reply) => app.requireAdmin(req, reply) }, async (req, reply) => {
+    if (req.admin?.tenantId) return reply.code(403).send({ error: 'forbidden', message: 'metrics cover every tenant: they need an appliance admin' });
     reply.type(ctx.metrics.contentType);
     return ctx.metrics.text();
   });

@@ -4,6 +4,7 @@ import type { Metrics } from '../metrics/index.js';
 import type { Store } from '../store/index.js';
 import type { SecureContext } from 'node:tls';
 import type { CertificateAuthority } from '../tls/index.js';
+import type { TenantDirectory } from '../tenants/index.js';
 
 /** The certificate served for the gateway's own names. */
 export interface OwnCertificate {
@@ -25,6 +26,10 @@ export interface GatewayContext {
   version: string;
   /** Whether the device at this address has enrolled (portal); false until enrollment exists. */
   isEnrolled(clientIp: string): Promise<boolean>;
+  /** The tenants of the running config, and which one an address belongs to. */
+  tenants(): TenantDirectory;
+  /** The admission outbox: wake it after queueing deliveries so they go out at once. */
+  outbox: { wake(): void };
 }
 
 /** https://<gateway.hostname>[:port]<path> */

@@ -78,6 +78,18 @@ export class Metrics {
       for (const [stat, v] of Object.entries(this.sources.dnsCache())) this.dnsCache.set({ stat }, v);
     },
   });
+  readonly deliveryAttempts = new Counter({
+    name: 'gatewayd_admission_attempts_total',
+    help: 'Admission deliveries attempted (admit webhook, RADIUS CoA), by kind and outcome',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly enrollments = new Counter({
+    name: 'gatewayd_enrollments_total',
+    help: 'Devices enrolled through the portal, by identity mode',
+    labelNames: ['mode'] as const,
+    registers: [this.registry],
+  });
   readonly configReloads = new Counter({
     name: 'gatewayd_config_reloads_total',
     help: 'Config reloads on SIGHUP, by result',

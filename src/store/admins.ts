@@ -4,6 +4,8 @@ export interface Admin {
   id: number;
   username: string;
   passwordHash: string;
+  /** null: an appliance admin; otherwise the one tenant this admin manages. */
+  tenantId: string | null;
 }
 
 export class AdminRepository {
@@ -14,24 +16,24 @@ export class AdminRepository {
   }
 
   async byUsername(username: string): Promise<Admin | undefined> {
-    const row = await this.db.get<{ id: number; username: string; password_hash: string }>(
-      'SELECT id, username, password_hash FROM admins WHERE username = ?',
+    const row = await this.db.get<{ id: number; username: string; password_hash: string; tenant_id: string | null }>(
+      'SELECT id, username, password_hash, tenant_id FROM admins WHERE username = ?',
       [username],
     );
-    return row && { id: row.id, username: row.username, passwordHash: row.password_hash };
+    return row && { id: row.id, username: row.username, passwordHash: row.password_hash, tenantId: row.tenant_id };
   }
 
   /** Creates the admin, or replaces the password of an existing one. Returns whether it was new. */
-  async upsert(username: string, passwordHash: string): Promise<boolean> {
+  async upsert(username: string, passwordHash: string, tenantId: string | null = null): Promise<boolean> {
     const now = Date.now();
     const existing = await this.byUsername(username);
     if (existing) {
-      await this.db.run('UPDATE admins SET password_hash = ?, updated_at = ? WHERE id = ?', [passwordHash, now, existing.id]);
+      await this.db.run('UPDATE admins SET password_hash = ?, tenant_id = ?, updated_at = ? WHERE id = ?', [passwordHash, tenantId, now, existing.id]);
       await this.db.run('DELETE FROM admin_sessions WHERE admin_id = ?', [existing.id]);
       return false;
     }
-    await this.db.run('INSERT INTO admins (username, password_hash, created_at, updated_at) VALUES (?,?,?,?)', [
-      username, passwordHash, now, now,
+    await this.db.run('INSERT INTO admins (username, password_hash, tenant_id, created_at, updated_at) VALUES (?,?,?,?,?)', [
+      username, passwordHash, tenantId, now, now,
     ]);
     return true;
   }

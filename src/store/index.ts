@@ -7,13 +7,23 @@ import { AdminRepository } from './admins.js';
 import { SessionRepository } from './sessions.js';
 import { DeviceRepository } from './devices.js';
 import { DnsLookupRepository } from './dns-lookups.js';
+import { PortalSettingsRepository } from './portal-settings.js';
+import { OtpRepository } from './otp.js';
+import { SsoLoginRepository } from './sso-logins.js';
+import { DeliveryRepository } from './deliveries.js';
 
 export type { FlowRecord, FlowQuery } from './flows.js';
 export type { Admin } from './admins.js';
 export type { AdminSession } from './sessions.js';
 export type { DnsLookup } from './dns-lookups.js';
+export type { Device, NewDevice } from './devices.js';
+export type { PortalSettings, PortalSettingsUpdate } from './portal-settings.js';
+export type { OtpChallenge } from './otp.js';
+export type { SsoLogin } from './sso-logins.js';
+export type { Delivery, DeliveryAttempt, DeliveryKind, DeliveryState, NewDelivery, AttemptRecord } from './deliveries.js';
 export { SCHEMA_VERSION } from './migrations.js';
 export { BatchWriter, type BatchSink } from './batch-writer.js';
+export type { DeliveryRepository } from './deliveries.js';
 
 export interface Store {
   file: string;
@@ -22,6 +32,10 @@ export interface Store {
   sessions: SessionRepository;
   devices: DeviceRepository;
   dnsLookups: DnsLookupRepository;
+  portalSettings: PortalSettingsRepository;
+  otp: OtpRepository;
+  ssoLogins: SsoLoginRepository;
+  deliveries: DeliveryRepository;
   close(): Promise<void>;
 }
 
@@ -45,6 +59,10 @@ export async function openStore(dataDir: string): Promise<Store> {
     sessions: new SessionRepository(db),
     devices: new DeviceRepository(db),
     dnsLookups: new DnsLookupRepository(db),
+    portalSettings: new PortalSettingsRepository(db),
+    otp: new OtpRepository(db),
+    ssoLogins: new SsoLoginRepository(db),
+    deliveries: new DeliveryRepository(db),
     close: () => db.close(),
   };
 }

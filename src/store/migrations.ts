@@ -71,6 +71,84 @@ const MIGRATIONS: { version: number; name: string; sql: string }[] = [
       CREATE INDEX dns_lookups_client ON dns_lookups(client_ip, at);
     `,
   },
+  {
+    version: 3,
+    name: 'tenants, enrollment portal, admission outbox',
+    sql: `
+      ALTER TABLE admins ADD COLUMN tenant_id TEXT;       -- NULL: an appliance admin, who sees every tenant
+      ALTER TABLE devices ADD COLUMN device_key TEXT;     -- sha256 naming the device to the customer's NAC
+      ALTER TABLE devices ADD COLUMN handoff TEXT;        -- JSON: what the Wi-Fi controller told the portal
+      ALTER TABLE devices ADD COLUMN user_agent TEXT;
+      ALTER TABLE devices ADD COLUMN removed_by TEXT;
+      CREATE INDEX devices_tenant ON devices(tenant_id, enrolled_at);
+      CREATE TABLE portal_settings (
+        tenant_id TEXT PRIMARY KEY,
+        identity_mode TEXT NOT NULL,
+        allowed_domains TEXT NOT NULL,    -- JSON array
+        webhook_url TEXT,
+        webhook_secret TEXT,              -- an HMAC key must be usable, so it is kept; never shown again
+        branding TEXT NOT NULL,           -- JSON {name, color, welcome}
+        logo BLOB,
+        logo_type TEXT,
+        updated_at INTEGER NOT NULL,
+        updated_by TEXT
+      );
+      CREATE TABLE otp_challenges (
+        id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        email TEXT NOT NULL,
+        code_hash TEXT NOT NULL,          -- sha256(id:code); the code itself is only in the mail
+        client_ip TEXT NOT NULL,
+        handoff TEXT,
+        user_agent TEXT,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        last_sent_at INTEGER NOT NULL,
+        sends INTEGER NOT NULL DEFAULT 1,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL DEFAULT 'open'  -- open | used | locked
+      );
+      CREATE INDEX otp_email ON otp_challenges(tenant_id, email, created_at);
+      CREATE INDEX otp_client ON otp_challenges(client_ip, created_at);
+      CREATE TABLE sso_logins (
+        state TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        code_verifier TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        client_ip TEXT NOT NULL,
+        handoff TEXT,
+        user_agent TEXT,
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE deliveries (
+        id TEXT PRIMARY KEY,              -- also the delivery id header receivers de-duplicate by
+        tenant_id TEXT NOT NULL,
+        device_id INTEGER,
+        kind TEXT NOT NULL,               -- webhook | coa | disconnect
+        target TEXT NOT NULL,             -- URL, or NAS address:port
+        payload TEXT NOT NULL,            -- the webhook body, or the CoA attributes as JSON
+        state TEXT NOT NULL,              -- pending | delivered | failed | gone
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        last_error TEXT,
+        last_result TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        finished_at INTEGER
+      );
+      CREATE INDEX deliveries_due ON deliveries(next_attempt_at) WHERE state = 'pending';
+      CREATE INDEX deliveries_tenant ON deliveries(tenant_id, created_at);
+      CREATE TABLE delivery_attempts (
+        id INTEGER PRIMARY KEY,
+        delivery_id TEXT NOT NULL REFERENCES deliveries(id) ON DELETE CASCADE,
+        at INTEGER NOT NULL,
+        outcome TEXT NOT NULL,
+        detail TEXT,
+        duration_ms INTEGER NOT NULL
+      );
+      CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id, at);
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -3,6 +3,8 @@ import type { Db } from './db.js';
 export interface AdminSession {
   adminId: number;
   username: string;
+  /** null: an appliance admin, who may act for any tenant. */
+  tenantId: string | null;
   expiresAt: number;
 }
 
@@ -18,12 +20,12 @@ export class SessionRepository {
   }
 
   async find(tokenHash: string, now = Date.now()): Promise<AdminSession | undefined> {
-    const row = await this.db.get<{ admin_id: number; username: string; expires_at: number }>(
-      `SELECT s.admin_id, a.username, s.expires_at FROM admin_sessions s JOIN admins a ON a.id = s.admin_id
+    const row = await this.db.get<{ admin_id: number; username: string; tenant_id: string | null; expires_at: number }>(
+      `SELECT s.admin_id, a.username, a.tenant_id, s.expires_at FROM admin_sessions s JOIN admins a ON a.id = s.admin_id
         WHERE s.token_hash = ? AND s.expires_at > ?`,
       [tokenHash, now],
     );
-    return row && { adminId: row.admin_id, username: row.username, expiresAt: row.expires_at };
+    return row && { adminId: row.admin_id, username: row.username, tenantId: row.tenant_id, expiresAt: row.expires_at };
   }
 
   async delete(tokenHash: string): Promise<void> {

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { run } from '../helpers/exec.js';
 import { gatewayd, startDaemon, tempDir, HOSTNAME } from '../helpers/daemon.js';
 
@@ -16,21 +16,9 @@ await run('certutil', ['-d', `sql:${nssdb}`, '-N', '--empty-password']);
 const add = await run('certutil', ['-d', `sql:${nssdb}`, '-A', '-n', 'gatewayd test CA', '-t', 'C,,', '-i', caFile]);
 if (add.code !== 0) throw new Error(`certutil: ${add.stderr}`);
 
-async function launch(trustHome: string) {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    env: { ...process.env, HOME: trustHome },
-    args: [
-      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--host-resolver-rules=MAP ${HOSTNAME} 127.0.0.1`,
-    ],
-  });
-}
-
 t.test('Chromium accepts the minted certificate once the CA is trusted', async (t) => {
-  const browser = await launch(home);
-  t.teardown(() => browser.close());
-  const page = await browser.newPage();
+  const { newPage } = await launchChromium(t, { home, ignoreHTTPSErrors: false });
+  const page = await newPage();
   const res = await page.goto(`https://${HOSTNAME}:${gw.httpsPort}/portal`);
   t.equal(res?.status(), 200);
   t.match(await page.textContent('h1'), /Welcome/);
@@ -39,9 +27,7 @@ t.test('Chromium accepts the minted certificate once the CA is trusted', async (
 });
 
 t.test('without the CA Chromium refuses the connection (the check above can fail)', async (t) => {
-  const bare = tempDir(t, 'gwchromium-bare-');
-  const browser = await launch(bare);
-  t.teardown(() => browser.close());
-  const page = await browser.newPage();
+  const { newPage } = await launchChromium(t, { ignoreHTTPSErrors: false }); // HOME: a fresh, empty directory
+  const page = await newPage();
   await t.rejects(page.goto(`https://${HOSTNAME}:${gw.httpsPort}/portal`), /ERR_CERT_AUTHORITY_INVALID/);
 });

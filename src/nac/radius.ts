@@ -1,0 +1,402 @@
+// RADIUS Dynamic Authorization client (RFC 5176): CoA-Request and Disconnect-Request.
+//
+// Packets are built here rather than with the `radius` npm package: it computes the
+// Message-Authenticator of CoA/Disconnect requests in the wrong order (RFC 5176 3.3
+// wants it over a zero Request Authenticator, and the Request Authenticator over the
+// final Message-Authenticator), drops empty strings silently, does not validate IPs,
+// and has no transport. Transport, identifiers and retransmission are ours as well.
+import { createHash, createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import dgram from 'node:dgram';
+import { isIP } from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+export type CoaKind = 'coa' | 'disconnect';
+/** An attribute by dictionary name (see ATTRIBUTES). A Buffer value is sent as-is. */
+export type RadiusAttribute = [name: string, value: string | number | Buffer];
+
+export interface CoaRequest {
+  address: string; // NAS IP (v4 or v6)
+  port: number; // usually 3799
+  secret: string;
+  kind: CoaKind;
+  attributes: RadiusAttribute[];
+  timeoutMs?: number; // per attempt, default 3000
+  retries?: number; // retransmissions after the first send, default 2
+}
+
+export interface CoaResponse {
+  outcome: 'ack' | 'nak';
+  code: string; // 'CoA-ACK' | 'CoA-NAK' | 'Disconnect-ACK' | 'Disconnect-NAK'
+  errorCause?: number;
+  errorCauseText?: string;
+  replyMessage?: string;
+  attempts: number; // datagrams sent
+  rttMs: number; // from the first send to the accepted response
+}
+
+export class CoaTimeoutError extends Error {
+  override name = 'CoaTimeoutError';
+  constructor(readonly nas: string, readonly attempts: number, code: string) {
+    super(`no valid response from NAS ${nas} to ${code} after ${attempts} attempt${attempts === 1 ? '' : 's'}`);
+  }
+}
+
+export interface CoaLogger {
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export const DEFAULT_COA_ATTRIBUTES = ['Framed-IP-Address', 'Acct-Session-Id'];
+
+/** RFC 5176 section 3.5 Error-Cause values. */
+export const ERROR_CAUSES: Readonly<Record<number, string>> = {
+  201: 'Residual-Session-Context-Removed', 202: 'Invalid-EAP-Packet',
+  401: 'Unsupported-Attribute', 402: 'Missing-Attribute', 403: 'NAS-Identification-Mismatch',
+  404: 'Invalid-Request', 405: 'Unsupported-Service', 406: 'Unsupported-Extension',
+  407: 'Invalid-Attribute-Value', 501: 'Administratively-Prohibited', 502: 'Request-Not-Routable',
+  503: 'Session-Context-Not-Found', 504: 'Session-Context-Not-Removable',
+  505: 'Other-Proxy-Processing-Error', 506: 'Resources-Unavailable', 507: 'Request-Initiated',
+  508: 'Multiple-Session-Selection-Unsupported',
+};
+
+type ValueType = 'string' | 'octets' | 'integer' | 'ipaddr' | 'ipv6addr';
+interface AttributeDef { type: number; value: ValueType; vendor?: number }
+
+/** The attributes a CoA/Disconnect request can identify a session or change it with. */
+const ATTRIBUTES: Readonly<Record<string, AttributeDef>> = {
+  'User-Name': { type: 1, value: 'string' },
+  'NAS-IP-Address': { type: 4, value: 'ipaddr' },
+  'NAS-Port': { type: 5, value: 'integer' },
+  'Service-Type': { type: 6, value: 'integer' },
+  'Framed-IP-Address': { type: 8, value: 'ipaddr' },
+  'Filter-Id': { type: 11, value: 'string' },
+  'Reply-Message': { type: 18, value: 'string' },
+  'State': { type: 24, value: 'octets' },
+  'Class': { type: 25, value: 'octets' },
+  'Session-Timeout': { type: 27, value: 'integer' },
+  'Idle-Timeout': { type: 28, value: 'integer' },
+  'Called-Station-Id': { type: 30, value: 'string' },
+  'Calling-Station-Id': { type: 31, value: 'string' },
+  'NAS-Identifier': { type: 32, value: 'string' },
+  'Proxy-State': { type: 33, value: 'octets' },
+  'Acct-Session-Id': { type: 44, value: 'string' },
+  'Acct-Multi-Session-Id': { type: 50, value: 'string' },
+  'Event-Timestamp': { type: 55, value: 'integer' }, // seconds since the epoch
+  'NAS-Port-Type': { type: 61, value: 'integer' },
+  'NAS-Port-Id': { type: 87, value: 'string' },
+  'Chargeable-User-Identity': { type: 89, value: 'octets' },
+  'NAS-IPv6-Address': { type: 95, value: 'ipv6addr' },
+  'Framed-IPv6-Address': { type: 168, value: 'ipv6addr' },
+  'Cisco-AVPair': { type: 1, value: 'string', vendor: 9 },
+};
+
+const CODES = {
+  coa: { request: 43, ack: 44, nak: 45, name: 'CoA-Request' },
+  disconnect: { request: 40, ack: 41, nak: 42, name: 'Disconnect-Request' },
+} as const;
+const RESPONSE_NAMES: Record<number, string> = { 41: 'Disconnect-ACK', 42: 'Disconnect-NAK', 44: 'CoA-ACK', 45: 'CoA-NAK' };
+
+const HEADER_LEN = 20;
+const MAX_PACKET = 4096; // RFC 2865 section 3
+const REPLY_MESSAGE = 18;
+const VENDOR_SPECIFIC = 26;
+const MESSAGE_AUTHENTICATOR = 80;
+const ERROR_CAUSE = 101;
+const MAX_QUEUED_PER_NAS = 1024; // beyond the 256 identifiers in flight
+
+interface Outstanding {
+  nas: string; // "address:port" for messages
+  family: 'udp4' | 'udp6';
+  address: string;
+  port: number;
+  kind: CoaKind;
+  secret: Buffer;
+  attributes: Buffer; // encoded, without Message-Authenticator
+  timeoutMs: number;
+  retries: number;
+  id: number;
+  datagram: Buffer; // identical on every retransmission (RFC 5080 2.2.1)
+  attempts: number;
+  startedAt: number;
+  timer?: NodeJS.Timeout;
+  resolve(res: CoaResponse): void;
+  reject(err: Error): void;
+}
+
+interface NasState {
+  inFlight: Map<number, Outstanding>; // by identifier
+  queued: Outstanding[]; // waiting for a free identifier
+  nextId: number;
+}
+
+const noLog: CoaLogger = { debug() {}, warn() {} };
+
+export class RadiusCoaClient {
+  private readonly log: CoaLogger;
+  private readonly sockets = new Map<'udp4' | 'udp6', dgram.Socket>();
+  private readonly nases = new Map<string, NasState>();
+  private closed = false;
+
+  constructor(opts: { log?: CoaLogger } = {}) {
+    this.log = opts.log ?? noLog;
+  }
+
+  async send(req: CoaRequest): Promise<CoaResponse> {
+    if (this.closed) throw new Error('RADIUS CoA client is closed');
+    const family = isIP(req.address ?? '');
+    if (!family) throw new Error(`NAS address must be an IP address, got '${req.address}'`);
+    if (!Number.isInteger(req.port) || req.port < 1 || req.port > 65535) throw new Error(`invalid NAS port ${req.port}`);
+    if (typeof req.secret !== 'string' || req.secret.length === 0) throw new Error('RADIUS shared secret must be a non-empty string');
+    if (!(req.kind in CODES)) throw new Error(`invalid CoA kind '${req.kind}'`);
+    const timeoutMs = req.timeoutMs ?? 3000;
+    const retries = req.retries ?? 2;
+    if (!(timeoutMs > 0)) throw new Error(`invalid timeoutMs ${req.timeoutMs}`);
+    if (!Number.isInteger(retries) || retries < 0) throw new Error(`invalid retries ${req.retries}`);
+    const attributes = Buffer.concat(req.attributes.map(encodeAttribute));
+    if (HEADER_LEN + 18 + attributes.length > MAX_PACKET) throw new Error(`RADIUS request would exceed ${MAX_PACKET} octets`);
+
+    const key = nasKey(req.address, req.port);
+    let nas = this.nases.get(key);
+    if (!nas) this.nases.set(key, (nas = { inFlight: new Map(), queued: [], nextId: randomInt(256) }));
+    const nasName = family === 6 ? `[${req.address}]:${req.port}` : `${req.address}:${req.port}`;
+    if (nas.queued.length >= MAX_QUEUED_PER_NAS) {
+      throw new Error(`too many CoA requests for NAS ${nasName}: 256 in flight and ${nas.queued.length} queued`);
+    }
+    return new Promise<CoaResponse>((resolve, reject) => {
+      const o: Outstanding = {
+        nas: nasName, family: family === 6 ? 'udp6' : 'udp4', address: req.address, port: req.port,
+        kind: req.kind, secret: Buffer.from(req.secret, 'utf8'), attributes, timeoutMs, retries,
+        id: -1, datagram: Buffer.alloc(0), attempts: 0, startedAt: 0, resolve, reject,
+      };
+      // FIFO: a fresh request may not overtake queued ones.
+      if (nas.queued.length === 0 && nas.inFlight.size < 256) this.start(nas, o);
+      else nas.queued.push(o);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const err = new Error('RADIUS CoA client closed');
+    for (const nas of this.nases.values()) {
+      for (const o of [...nas.inFlight.values(), ...nas.queued]) {
+        clearTimeout(o.timer);
+        o.reject(err);
+      }
+    }
+    this.nases.clear();
+    const sockets = [...this.sockets.values()];
+    this.sockets.clear();
+    await Promise.all(sockets.map((s) => new Promise<void>((r) => s.close(() => r()))));
+  }
+
+  /** Gives o a free identifier (the caller checked there is one), builds and sends it. */
+  private start(nas: NasState, o: Outstanding): void {
+    while (nas.inFlight.has(nas.nextId)) nas.nextId = (nas.nextId + 1) & 0xff;
+    o.id = nas.nextId;
+    nas.nextId = (nas.nextId + 1) & 0xff; // rotate so a late reply rarely meets a reused ID
+    o.datagram = buildRequest(CODES[o.kind].request, o.id, o.attributes, o.secret);
+    o.startedAt = performance.now();
+    nas.inFlight.set(o.id, o);
+    this.transmit(o);
+  }
+
+  private transmit(o: Outstanding): void {
+    o.attempts++;
+    this.log.debug({ nas: o.nas, id: o.id, kind: o.kind, attempt: o.attempts }, o.attempts === 1 ? 'sending RADIUS CoA request' : 'retransmitting RADIUS CoA request');
+    this.socket(o.family).send(o.datagram, o.port, o.address, (err) => {
+      // The attempt counts anyway; the timer decides what happens next.
+      if (err) this.log.debug({ nas: o.nas, id: o.id, err: err.message }, 'RADIUS CoA send failed');
+    });
+    o.timer = setTimeout(() => {
+      if (o.attempts <= o.retries) return this.transmit(o);
+      this.finish(o);
+      this.log.warn({ nas: o.nas, id: o.id, kind: o.kind, attempts: o.attempts }, 'RADIUS CoA request timed out');
+      o.reject(new CoaTimeoutError(o.nas, o.attempts, CODES[o.kind].name));
+    }, o.timeoutMs);
+  }
+
+  /** Frees o's identifier and hands it to the next queued request. */
+  private finish(o: Outstanding): void {
+    clearTimeout(o.timer);
+    const nas = this.nases.get(nasKey(o.address, o.port));
+    if (!nas || nas.inFlight.get(o.id) !== o) return;
+    nas.inFlight.delete(o.id);
+    const next = nas.queued.shift();
+    if (next) this.start(nas, next);
+  }
+
+  private socket(family: 'udp4' | 'udp6'): dgram.Socket {
+    let s = this.sockets.get(family);
+    if (s) return s;
+    s = dgram.createSocket({ type: family, ipv6Only: family === 'udp6' });
+    const sock = s;
+    sock.on('message', (msg, rinfo) => {
+      try {
+        this.onResponse(msg, rinfo);
+      } catch (err) {
+        this.log.debug({ from: `${rinfo.address}:${rinfo.port}`, err: (err as Error).message }, 'dropped RADIUS datagram');
+      }
+    });
+    sock.on('error', (err) => {
+      // Outstanding requests time out; the next send opens a fresh socket.
+      this.log.warn({ family, err: err.message }, 'RADIUS CoA socket error');
+      if (this.sockets.get(family) === sock) this.sockets.delete(family);
+      try {
+        sock.close();
+      } catch {
+        // already closed
+      }
+    });
+    sock.bind(0);
+    sock.unref(); // pending request timers keep the process alive, an idle socket must not
+    this.sockets.set(family, sock);
+    return sock;
+  }
+
+  private onResponse(msg: Buffer, rinfo: dgram.RemoteInfo): void {
+    const drop = (reason: string, id?: number) =>
+      this.log.debug({ from: `${rinfo.address}:${rinfo.port}`, id, reason }, 'dropped RADIUS datagram');
+    if (msg.length < HEADER_LEN) return drop('shorter than a RADIUS header');
+    const length = msg.readUInt16BE(2);
+    if (length < HEADER_LEN || length > msg.length || length > MAX_PACKET) return drop('bad length field');
+    const pkt = msg.subarray(0, length); // octets past Length are padding (RFC 2865 3)
+    const code = pkt[0];
+    const id = pkt[1];
+    const nas = this.nases.get(nasKey(rinfo.address, rinfo.port));
+    const o = nas?.inFlight.get(id);
+    if (!o) return drop('no outstanding request from this address, port and identifier', id);
+    const codes = CODES[o.kind];
+    if (code !== codes.ack && code !== codes.nak) return drop(`unexpected code ${code}`, id);
+    const attrs = parseAttributes(pkt);
+    if (!attrs) return drop('malformed attributes', id);
+    const requestAuth = o.datagram.subarray(4, 20);
+
+    // RFC 5176 2.3: MD5(Code|Identifier|Length|Request Authenticator|Attributes|Secret)
+    const expected = createHash('md5').update(pkt.subarray(0, 4)).update(requestAuth).update(pkt.subarray(HEADER_LEN)).update(o.secret).digest();
+    if (!timingSafeEqual(expected, pkt.subarray(4, 20))) return drop('bad Response Authenticator', id);
+    const mas = attrs.filter((a) => a.type === MESSAGE_AUTHENTICATOR);
+    if (mas.length > 1 || (mas.length === 1 && !messageAuthenticatorOk(pkt, mas[0], requestAuth, o.secret))) {
+      return drop('bad Message-Authenticator', id);
+    }
+
+    this.finish(o);
+    const res: CoaResponse = {
+      outcome: code === codes.ack ? 'ack' : 'nak',
+      code: RESPONSE_NAMES[code],
+      attempts: o.attempts,
+      rttMs: performance.now() - o.startedAt,
+    };
+    const cause = attrs.find((a) => a.type === ERROR_CAUSE && a.length === 4);
+    if (cause) {
+      res.errorCause = pkt.readUInt32BE(cause.offset);
+      res.errorCauseText = ERROR_CAUSES[res.errorCause];
+    }
+    const messages = attrs.filter((a) => a.type === REPLY_MESSAGE);
+    if (messages.length) res.replyMessage = messages.map((a) => pkt.toString('utf8', a.offset, a.offset + a.length)).join('\n');
+    this.log.debug({ nas: o.nas, id, code: res.code, errorCause: res.errorCause, attempts: o.attempts }, 'RADIUS CoA response');
+    o.resolve(res);
+  }
+}
+
+/** Code, ID, Length, Request Authenticator, Message-Authenticator first, then the attributes. */
+function buildRequest(code: number, id: number, attributes: Buffer, secret: Buffer): Buffer {
+  const pkt = Buffer.alloc(HEADER_LEN + 18 + attributes.length);
+  pkt.writeUInt8(code, 0);
+  pkt.writeUInt8(id, 1);
+  pkt.writeUInt16BE(pkt.length, 2);
+  pkt.writeUInt8(MESSAGE_AUTHENTICATOR, HEADER_LEN);
+  pkt.writeUInt8(18, HEADER_LEN + 1);
+  attributes.copy(pkt, HEADER_LEN + 18);
+  // RFC 5176 3.3: the Message-Authenticator is computed first, with both the Request
+  // Authenticator and its own value zeroed...
+  createHmac('md5', secret).update(pkt).digest().copy(pkt, HEADER_LEN + 2);
+  // ...then the Request Authenticator (2.3) covers the final Message-Authenticator.
+  createHash('md5').update(pkt).update(secret).digest().copy(pkt, 4);
+  return pkt;
+}
+
+interface ParsedAttribute { type: number; offset: number; length: number } // offset/length of the value
+
+function parseAttributes(pkt: Buffer): ParsedAttribute[] | undefined {
+  const out: ParsedAttribute[] = [];
+  for (let off = HEADER_LEN; off < pkt.length; ) {
+    if (off + 2 > pkt.length) return undefined;
+    const len = pkt[off + 1];
+    if (len < 2 || off + len > pkt.length) return undefined;
+    out.push({ type: pkt[off], offset: off + 2, length: len - 2 });
+    off += len;
+  }
+  return out;
+}
+
+/** RFC 5176 3.3: HMAC-MD5 over the response with the Request Authenticator in its header. */
+function messageAuthenticatorOk(pkt: Buffer, ma: ParsedAttribute, requestAuth: Buffer, secret: Buffer): boolean {
+  if (ma.length !== 16) return false;
+  const copy = Buffer.from(pkt);
+  requestAuth.copy(copy, 4);
+  copy.fill(0, ma.offset, ma.offset + 16);
+  return timingSafeEqual(createHmac('md5', secret).update(copy).digest(), pkt.subarray(ma.offset, ma.offset + 16));
+}
+
+function encodeAttribute([name, value]: RadiusAttribute): Buffer {
+  if (name === 'Message-Authenticator') throw new Error('Message-Authenticator is added automatically; do not pass it');
+  const def = Object.hasOwn(ATTRIBUTES, name) ? ATTRIBUTES[name] : undefined;
+  if (!def) throw new Error(`unknown RADIUS attribute '${name}'`);
+  const data = encodeValue(name, def.value, value);
+  const max = def.vendor ? 247 : 253; // 255 minus the headers
+  if (data.length === 0 || data.length > max) throw new Error(`RADIUS attribute '${name}' must be 1..${max} octets, got ${data.length}`);
+  const tlv = Buffer.concat([Buffer.from([def.type, data.length + 2]), data]);
+  if (!def.vendor) return tlv;
+  const vsa = Buffer.alloc(6); // RFC 2865 5.26: type, length, vendor id, then the vendor's TLV
+  vsa.writeUInt8(VENDOR_SPECIFIC, 0);
+  vsa.writeUInt8(6 + tlv.length, 1);
+  vsa.writeUInt32BE(def.vendor, 2);
+  return Buffer.concat([vsa, tlv]);
+}
+
+function encodeValue(name: string, type: ValueType, value: string | number | Buffer): Buffer {
+  if (Buffer.isBuffer(value)) return value;
+  const bad = () => new Error(`invalid value for RADIUS attribute '${name}' (${type}): ${JSON.stringify(value)}`);
+  switch (type) {
+    case 'string':
+    case 'octets':
+      if (typeof value !== 'string') throw bad();
+      return Buffer.from(value, 'utf8');
+    case 'integer': {
+      const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 0xffffffff) throw bad();
+      const b = Buffer.alloc(4);
+      b.writeUInt32BE(n);
+      return b;
+    }
+    case 'ipaddr':
+      if (typeof value !== 'string' || isIP(value) !== 4) throw bad();
+      return Buffer.from(value.split('.').map(Number));
+    case 'ipv6addr':
+      if (typeof value !== 'string' || isIP(value) !== 6) throw bad();
+      return ipv6Bytes(value);
+  }
+}
+
+/** 16 octets of a textual IPv6 address (already validated by isIP). */
+function ipv6Bytes(addr: string): Buffer {
+  let s = addr.split('%')[0];
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(s);
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number);
+    s = `${s.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = s.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  const out = Buffer.alloc(16);
+  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
+  return out;
+}
+
+/** Identifies a NAS by address bytes and port, so '::1' and '0:0::1' are the same NAS. */
+function nasKey(address: string, port: number): string {
+  const bytes = isIP(address) === 6 ? ipv6Bytes(address).toString('hex') : address;
+  return `${bytes}|${port}`;
+}

@@ -1,0 +1,155 @@
+import type { Db } from './db.js';
+
+export type DeliveryKind = 'webhook' | 'coa' | 'disconnect';
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'gone';
+
+/** One message to a peer (admit webhook or RADIUS CoA) in the durable outbox. */
+export interface Delivery {
+  id: string;
+  tenantId: string;
+  deviceId: number | null;
+  kind: DeliveryKind;
+  target: string;
+  payload: string;
+  state: DeliveryState;
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  lastResult: string | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+export interface NewDelivery {
+  id: string;
+  tenantId: string;
+  deviceId: number | null;
+  kind: DeliveryKind;
+  target: string;
+  payload: string;
+}
+
+export interface DeliveryAttempt {
+  at: number;
+  outcome: string;
+  detail: string | null;
+  durationMs: number;
+}
+
+/** The outcome of one attempt, and what the outbox decided to do next. */
+export interface AttemptRecord {
+  outcome: string;
+  detail: string | null;
+  durationMs: number;
+  state: DeliveryState;
+  nextAttemptAt: number;
+}
+
+const COLUMNS = 'id, tenant_id, device_id, kind, target, payload, state, attempts, next_attempt_at, last_error, last_result, created_at, updated_at, finished_at';
+
+function toDelivery(r: Record<string, any>): Delivery {
+  return {
+    id: r.id, tenantId: r.tenant_id, deviceId: r.device_id, kind: r.kind, target: r.target, payload: r.payload,
+    state: r.state, attempts: r.attempts, nextAttemptAt: r.next_attempt_at, lastError: r.last_error, lastResult: r.last_result,
+    createdAt: r.created_at, updatedAt: r.updated_at, finishedAt: r.finished_at,
+  };
+}
+
+export async function insertDelivery(db: Db, d: NewDelivery, now = Date.now()): Promise<void> {
+  await db.run(
+    `INSERT INTO deliveries (id, tenant_id, device_id, kind, target, payload, state, attempts, next_attempt_at, created_at, updated_at)
+     VALUES (?,?,?,?,?,?, 'pending', 0, ?, ?, ?)`,
+    [d.id, d.tenantId, d.deviceId, d.kind, d.target, d.payload, now, now, now],
+  );
+}
+
+/** The outbox table: what is due, what happened on each attempt, and what admins see. */
+export class DeliveryRepository {
+  constructor(private readonly db: Db) {}
+
+  async add(d: NewDelivery): Promise<void> {
+    await insertDelivery(this.db, d);
+  }
+
+  /**
+   * Pending deliveries due by `now`, pushed `leaseMs` into the future so that a slow attempt
+   * is not picked twice. A crash during an attempt leaves the lease to expire: the delivery is
+   * tried again after a restart (at least once; receivers de-duplicate by id).
+   */
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<Delivery[]> {
+    return this.db.transaction(async (tx) => {
+      const rows = await tx.all<Record<string, any>>(
+        `SELECT ${COLUMNS} FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`,
+        [now, limit],
+      );
+      for (const r of rows) await tx.run('UPDATE deliveries SET next_attempt_at = ? WHERE id = ?', [now + leaseMs, r.id]);
+      return rows.map(toDelivery);
+    });
+  }
+
+  async nextDueAt(): Promise<number | undefined> {
+    const row = await this.db.get<{ t: number | null }>(`SELECT MIN(next_attempt_at) AS t FROM deliveries WHERE state = 'pending'`);
+    return row?.t ?? undefined;
+  }
+
+  async recordAttempt(id: string, a: AttemptRecord, now = Date.now()): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.run('INSERT INTO delivery_attempts (delivery_id, at, outcome, detail, duration_ms) VALUES (?,?,?,?,?)', [id, now, a.outcome, a.detail, a.durationMs]);
+      await tx.run(
+        `UPDATE deliveries SET attempts = attempts + 1, state = ?, next_attempt_at = ?, last_result = ?, last_error = ?, updated_at = ?,
+           finished_at = CASE WHEN ? = 'pending' THEN NULL ELSE ? END WHERE id = ?`,
+        [a.state, a.nextAttemptAt, a.outcome, a.state === 'delivered' ? null : a.detail, now, a.state, now, id],
+      );
+    });
+  }
+
+  async get(id: string, tenantId?: string): Promise<Delivery | undefined> {
+    const row = await this.db.get<Record<string, any>>(
+      `SELECT ${COLUMNS} FROM deliveries WHERE id = ? ${tenantId !== undefined ? 'AND tenant_id = ?' : ''}`,
+      tenantId !== undefined ? [id, tenantId] : [id],
+    );
+    return row && toDelivery(row);
+  }
+
+  async attempts(id: string): Promise<DeliveryAttempt[]> {
+    const rows = await this.db.all<Record<string, any>>('SELECT at, outcome, detail, duration_ms FROM delivery_attempts WHERE delivery_id = ? ORDER BY id', [id]);
+    return rows.map((r) => ({ at: r.at, outcome: r.outcome, detail: r.detail, durationMs: r.duration_ms }));
+  }
+
+  async list(opts: { tenantId?: string; state?: DeliveryState; limit?: number }): Promise<Delivery[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (opts.tenantId !== undefined) {
+      where.push('tenant_id = ?');
+      params.push(opts.tenantId);
+    }
+    if (opts.state) {
+      where.push('state = ?');
+      params.push(opts.state);
+    }
+    params.push(Math.min(Math.max(opts.limit ?? 200, 1), 5000));
+    const rows = await this.db.all<Record<string, any>>(
+      `SELECT ${COLUMNS} FROM deliveries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id LIMIT ?`,
+      params,
+    );
+    return rows.map(toDelivery);
+  }
+
+  /** Puts a finished (or waiting) delivery back in line for an immediate attempt. */
+  async retryNow(id: string, tenantId?: string): Promise<boolean> {
+    const now = Date.now();
+    const { changes } = await this.db.run(
+      `UPDATE deliveries SET state = 'pending', next_attempt_at = ?, finished_at = NULL, updated_at = ? WHERE id = ? ${tenantId !== undefined ? 'AND tenant_id = ?' : ''}`,
+      tenantId !== undefined ? [now, now, id, tenantId] : [now, now, id],
+    );
+    return changes > 0;
+  }
+
+  async counts(): Promise<Record<DeliveryState, number>> {
+    const rows = await this.db.all<{ state: DeliveryState; n: number }>('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state');
+    const out = { pending: 0, delivered: 0, failed: 0, gone: 0 };
+    for (const r of rows) out[r.state] = r.n;
+    return out;
+  }
+}
