@@ -78,7 +78,7 @@ export const tenantSchema = z.strictObject({
 export const otpSchema = z
   .strictObject({
     length: z.number().int().min(6).max(10).default(6),
-    ttlMinutes: z.number().min(1).max(60).default(10),
+    ttlMinutes: z.number().min(0.1).max(60).default(10),
     maxAttempts: z.number().int().min(1).max(20).default(5),
     resendSeconds: z.number().int().min(10).max(3600).default(60),
     /** Codes one address (or one client) may be sent per hour: keeps the portal from being a mail cannon. */
