@@ -59,8 +59,7 @@ export const portalSchema = z
   })
   .refine((p) => !p.admitWebhookUrl || !!p.admitWebhookSecret, { message: 'admitWebhookUrl needs admitWebhookSecret: the receiver must be able to verify the signature' })
   .refine((p) => p.identityMode !== 'sso' || !!p.sso, { message: 'identityMode sso needs the sso block (issuer, clientId, clientSecret)' })
-  .refine((p) => p.identityMode !== 'domain' || p.allowedDomains.length > 0, { message: 'identityMode domain needs at least one allowedDomains entry' })
-  .prefault({});
+  .refine((p) => p.identityMode !== 'domain' || p.allowedDomains.length > 0, { message: 'identityMode domain needs at least one allowedDomains entry' });
 
 export type PortalSeed = z.output<typeof portalSchema>;
 export type Branding = z.output<typeof brandingSchema>;
@@ -72,7 +71,7 @@ export const tenantSchema = z.strictObject({
   networks: z.array(network).default([]),
   /** Public addresses the organization's traffic arrives from (a hosted or shared gateway). */
   egress: z.array(network).default([]),
-  portal: portalSchema,
+  portal: portalSchema.prefault({}),
 });
 
 export const otpSchema = z

@@ -1,17 +1,18 @@
 // RADIUS Dynamic Authorization client (RFC 5176): CoA-Request and Disconnect-Request.
 //
-// Packets are built here rather than with the `radius` npm package: it computes the
-// Message-Authenticator of CoA/Disconnect requests in the wrong order (RFC 5176 3.3
-// wants it over a zero Request Authenticator, and the Request Authenticator over the
-// final Message-Authenticator), drops empty strings silently, does not validate IPs,
-// and has no transport. Transport, identifiers and retransmission are ours as well.
+// The `radius` package encodes the attributes and decodes the replies. It gets the
+// authenticators of requests with a Message-Authenticator wrong (see buildRequest) and
+// cannot verify their replies (see onResponse); it omits empty strings, does not check
+// IPv4 text, cannot encode IPv6 text and wants a Date for Event-Timestamp, so values are
+// checked first (packageValue). Sockets, identifiers and retransmission are ours.
 import { createHash, createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import dgram from 'node:dgram';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import radius from 'radius';
 
 export type CoaKind = 'coa' | 'disconnect';
-/** An attribute by dictionary name (see ATTRIBUTES). A Buffer value is sent as-is. */
+/** An attribute by dictionary name (see KINDS). A Buffer value is sent as-is. */
 export type RadiusAttribute = [name: string, value: string | number | Buffer];
 
 export interface CoaRequest {
@@ -59,47 +60,27 @@ export const ERROR_CAUSES: Readonly<Record<number, string>> = {
   508: 'Multiple-Session-Selection-Unsupported',
 };
 
-type ValueType = 'string' | 'octets' | 'integer' | 'ipaddr' | 'ipv6addr';
-interface AttributeDef { type: number; value: ValueType; vendor?: number }
-
-/** The attributes a CoA/Disconnect request can identify a session or change it with. */
-const ATTRIBUTES: Readonly<Record<string, AttributeDef>> = {
-  'User-Name': { type: 1, value: 'string' },
-  'NAS-IP-Address': { type: 4, value: 'ipaddr' },
-  'NAS-Port': { type: 5, value: 'integer' },
-  'Service-Type': { type: 6, value: 'integer' },
-  'Framed-IP-Address': { type: 8, value: 'ipaddr' },
-  'Filter-Id': { type: 11, value: 'string' },
-  'Reply-Message': { type: 18, value: 'string' },
-  'State': { type: 24, value: 'octets' },
-  'Class': { type: 25, value: 'octets' },
-  'Session-Timeout': { type: 27, value: 'integer' },
-  'Idle-Timeout': { type: 28, value: 'integer' },
-  'Called-Station-Id': { type: 30, value: 'string' },
-  'Calling-Station-Id': { type: 31, value: 'string' },
-  'NAS-Identifier': { type: 32, value: 'string' },
-  'Proxy-State': { type: 33, value: 'octets' },
-  'Acct-Session-Id': { type: 44, value: 'string' },
-  'Acct-Multi-Session-Id': { type: 50, value: 'string' },
-  'Event-Timestamp': { type: 55, value: 'integer' }, // seconds since the epoch
-  'NAS-Port-Type': { type: 61, value: 'integer' },
-  'NAS-Port-Id': { type: 87, value: 'string' },
-  'Chargeable-User-Identity': { type: 89, value: 'octets' },
-  'NAS-IPv6-Address': { type: 95, value: 'ipv6addr' },
-  'Framed-IPv6-Address': { type: 168, value: 'ipv6addr' },
-  'Cisco-AVPair': { type: 1, value: 'string', vendor: 9 },
+type Kind = 'string' | 'octets' | 'integer' | 'date' | 'ipaddr' | 'ipv6addr' | 'cisco';
+/** What a CoA/Disconnect request may carry, by kind of value; numbers come from the package. */
+const KINDS: Readonly<Record<Kind, readonly string[]>> = {
+  string: ['User-Name', 'Filter-Id', 'Reply-Message', 'Called-Station-Id', 'Calling-Station-Id', 'NAS-Identifier', 'Acct-Session-Id', 'Acct-Multi-Session-Id', 'NAS-Port-Id'],
+  octets: ['State', 'Class', 'Proxy-State', 'Chargeable-User-Identity'],
+  integer: ['NAS-Port', 'Service-Type', 'Session-Timeout', 'Idle-Timeout', 'NAS-Port-Type'],
+  date: ['Event-Timestamp'], // seconds since the epoch
+  ipaddr: ['NAS-IP-Address', 'Framed-IP-Address'],
+  ipv6addr: ['NAS-IPv6-Address', 'Framed-IPv6-Address'],
+  cisco: ['Cisco-AVPair'], // vendor 9, attribute 1
 };
+const KIND_OF = new Map(Object.entries(KINDS).flatMap(([kind, names]) => names.map((name) => [name, kind as Kind] as const)));
 
 const CODES = {
-  coa: { request: 43, ack: 44, nak: 45, name: 'CoA-Request' },
-  disconnect: { request: 40, ack: 41, nak: 42, name: 'Disconnect-Request' },
+  coa: { ack: 44, nak: 45, name: 'CoA-Request' },
+  disconnect: { ack: 41, nak: 42, name: 'Disconnect-Request' },
 } as const;
 const RESPONSE_NAMES: Record<number, string> = { 41: 'Disconnect-ACK', 42: 'Disconnect-NAK', 44: 'CoA-ACK', 45: 'CoA-NAK' };
 
 const HEADER_LEN = 20;
 const MAX_PACKET = 4096; // RFC 2865 section 3
-const REPLY_MESSAGE = 18;
-const VENDOR_SPECIFIC = 26;
 const MESSAGE_AUTHENTICATOR = 80;
 const ERROR_CAUSE = 101;
 const MAX_QUEUED_PER_NAS = 1024; // beyond the 256 identifiers in flight
@@ -111,7 +92,7 @@ interface Outstanding {
   port: number;
   kind: CoaKind;
   secret: Buffer;
-  attributes: Buffer; // encoded, without Message-Authenticator
+  encoded: Buffer; // by the package, without Message-Authenticator
   timeoutMs: number;
   retries: number;
   id: number;
@@ -152,8 +133,13 @@ export class RadiusCoaClient {
     const retries = req.retries ?? 2;
     if (!(timeoutMs > 0)) throw new Error(`invalid timeoutMs ${req.timeoutMs}`);
     if (!Number.isInteger(retries) || retries < 0) throw new Error(`invalid retries ${req.retries}`);
-    const attributes = Buffer.concat(req.attributes.map(encodeAttribute));
-    if (HEADER_LEN + 18 + attributes.length > MAX_PACKET) throw new Error(`RADIUS request would exceed ${MAX_PACKET} octets`);
+    const attributes = req.attributes.map(toPackage);
+    const size = attributes.reduce((sum, a) => sum + a.size, HEADER_LEN + 18);
+    if (size > MAX_PACKET) throw new Error(`RADIUS request would exceed ${MAX_PACKET} octets`);
+    // Identifier and Request Authenticator are set by buildRequest.
+    const encoded = radius.encode({ code: CODES[req.kind].name, identifier: 0, secret: req.secret,
+      attributes: attributes.map((a) => a.attribute), add_message_authenticator: false });
+    if (encoded.length + 18 !== size) throw new Error('RADIUS attributes were not encoded as given');
 
     const key = nasKey(req.address, req.port);
     let nas = this.nases.get(key);
@@ -165,7 +151,7 @@ export class RadiusCoaClient {
     return new Promise<CoaResponse>((resolve, reject) => {
       const o: Outstanding = {
         nas: nasName, family: family === 6 ? 'udp6' : 'udp4', address: req.address, port: req.port,
-        kind: req.kind, secret: Buffer.from(req.secret, 'utf8'), attributes, timeoutMs, retries,
+        kind: req.kind, secret: Buffer.from(req.secret, 'utf8'), encoded, timeoutMs, retries,
         id: -1, datagram: Buffer.alloc(0), attempts: 0, startedAt: 0, resolve, reject,
       };
       // FIFO: a fresh request may not overtake queued ones.
@@ -194,7 +180,7 @@ export class RadiusCoaClient {
     while (nas.inFlight.has(nas.nextId)) nas.nextId = (nas.nextId + 1) & 0xff;
     o.id = nas.nextId;
     nas.nextId = (nas.nextId + 1) & 0xff; // rotate so a late reply rarely meets a reused ID
-    o.datagram = buildRequest(CODES[o.kind].request, o.id, o.attributes, o.secret);
+    o.datagram = buildRequest(o.encoded, o.id, o.secret);
     o.startedAt = performance.now();
     nas.inFlight.set(o.id, o);
     this.transmit(o);
@@ -271,6 +257,8 @@ export class RadiusCoaClient {
     if (!attrs) return drop('malformed attributes', id);
     const requestAuth = o.datagram.subarray(4, 20);
 
+    // Checked here, not by the package's verify_response: it re-verifies the request's
+    // Message-Authenticator in the wrong order too (and throws) and compares digests as text.
     // RFC 5176 2.3: MD5(Code|Identifier|Length|Request Authenticator|Attributes|Secret)
     const expected = createHash('md5').update(pkt.subarray(0, 4)).update(requestAuth).update(pkt.subarray(HEADER_LEN)).update(o.secret).digest();
     if (!timingSafeEqual(expected, pkt.subarray(4, 20))) return drop('bad Response Authenticator', id);
@@ -286,27 +274,38 @@ export class RadiusCoaClient {
       attempts: o.attempts,
       rttMs: performance.now() - o.startedAt,
     };
-    const cause = attrs.find((a) => a.type === ERROR_CAUSE && a.length === 4);
+    // By number: the package names Error-Cause values its own way.
+    const cause = attrs.find((a) => a.type === ERROR_CAUSE && a.value.length === 4);
     if (cause) {
-      res.errorCause = pkt.readUInt32BE(cause.offset);
+      res.errorCause = cause.value.readUInt32BE(0);
       res.errorCauseText = ERROR_CAUSES[res.errorCause];
     }
-    const messages = attrs.filter((a) => a.type === REPLY_MESSAGE);
-    if (messages.length) res.replyMessage = messages.map((a) => pkt.toString('utf8', a.offset, a.offset + a.length)).join('\n');
+    // The package decodes the values; it throws on any malformed one (a 2-octet integer,
+    // say), which is no reason to drop an authenticated reply.
+    let values: Record<string, unknown> = {};
+    try {
+      values = radius.decode_without_secret({ packet: pkt }).attributes;
+    } catch (err) {
+      this.log.debug({ nas: o.nas, id, err: (err as Error).message }, 'RADIUS CoA response attributes not decoded');
+    }
+    const message = values['Reply-Message'] as string | string[] | undefined;
+    if (message !== undefined) res.replyMessage = [message].flat().join('\n');
     this.log.debug({ nas: o.nas, id, code: res.code, errorCause: res.errorCause, attempts: o.attempts }, 'RADIUS CoA response');
     o.resolve(res);
   }
 }
 
-/** Code, ID, Length, Request Authenticator, Message-Authenticator first, then the attributes. */
-function buildRequest(code: number, id: number, attributes: Buffer, secret: Buffer): Buffer {
-  const pkt = Buffer.alloc(HEADER_LEN + 18 + attributes.length);
-  pkt.writeUInt8(code, 0);
+/**
+ * The package's packet with a Message-Authenticator put first, then both authenticators
+ * in RFC 5176 order. The package's own add_message_authenticator computes the Request
+ * Authenticator first and the Message-Authenticator over it, which a NAS rejects.
+ */
+function buildRequest(encoded: Buffer, id: number, secret: Buffer): Buffer {
+  const ma = [Buffer.from([MESSAGE_AUTHENTICATOR, 18]), Buffer.alloc(16)];
+  const pkt = Buffer.concat([encoded.subarray(0, HEADER_LEN), ...ma, encoded.subarray(HEADER_LEN)]);
   pkt.writeUInt8(id, 1);
   pkt.writeUInt16BE(pkt.length, 2);
-  pkt.writeUInt8(MESSAGE_AUTHENTICATOR, HEADER_LEN);
-  pkt.writeUInt8(18, HEADER_LEN + 1);
-  attributes.copy(pkt, HEADER_LEN + 18);
+  pkt.fill(0, 4, HEADER_LEN);
   // RFC 5176 3.3: the Message-Authenticator is computed first, with both the Request
   // Authenticator and its own value zeroed...
   createHmac('md5', secret).update(pkt).digest().copy(pkt, HEADER_LEN + 2);
@@ -315,66 +314,62 @@ function buildRequest(code: number, id: number, attributes: Buffer, secret: Buff
   return pkt;
 }
 
-interface ParsedAttribute { type: number; offset: number; length: number } // offset/length of the value
+interface RawAttribute { type: number; offset: number; value: Buffer } // offset of the value in the packet
 
-function parseAttributes(pkt: Buffer): ParsedAttribute[] | undefined {
-  const out: ParsedAttribute[] = [];
+/** Here, not by the package: it silently cuts short a last attribute longer than the packet. */
+function parseAttributes(pkt: Buffer): RawAttribute[] | undefined {
+  const out: RawAttribute[] = [];
   for (let off = HEADER_LEN; off < pkt.length; ) {
-    if (off + 2 > pkt.length) return undefined;
-    const len = pkt[off + 1];
+    const len = off + 2 <= pkt.length ? pkt[off + 1] : 0;
     if (len < 2 || off + len > pkt.length) return undefined;
-    out.push({ type: pkt[off], offset: off + 2, length: len - 2 });
+    out.push({ type: pkt[off], offset: off + 2, value: pkt.subarray(off + 2, off + len) });
     off += len;
   }
   return out;
 }
 
 /** RFC 5176 3.3: HMAC-MD5 over the response with the Request Authenticator in its header. */
-function messageAuthenticatorOk(pkt: Buffer, ma: ParsedAttribute, requestAuth: Buffer, secret: Buffer): boolean {
-  if (ma.length !== 16) return false;
+function messageAuthenticatorOk(pkt: Buffer, ma: RawAttribute, requestAuth: Buffer, secret: Buffer): boolean {
+  if (ma.value.length !== 16) return false;
   const copy = Buffer.from(pkt);
   requestAuth.copy(copy, 4);
   copy.fill(0, ma.offset, ma.offset + 16);
-  return timingSafeEqual(createHmac('md5', secret).update(copy).digest(), pkt.subarray(ma.offset, ma.offset + 16));
+  return timingSafeEqual(createHmac('md5', secret).update(copy).digest(), ma.value);
 }
 
-function encodeAttribute([name, value]: RadiusAttribute): Buffer {
+/** Checks an attribute and puts it in the package's form; size is its encoded length. */
+function toPackage([name, value]: RadiusAttribute): { attribute: unknown[]; size: number } {
   if (name === 'Message-Authenticator') throw new Error('Message-Authenticator is added automatically; do not pass it');
-  const def = Object.hasOwn(ATTRIBUTES, name) ? ATTRIBUTES[name] : undefined;
-  if (!def) throw new Error(`unknown RADIUS attribute '${name}'`);
-  const data = encodeValue(name, def.value, value);
-  const max = def.vendor ? 247 : 253; // 255 minus the headers
-  if (data.length === 0 || data.length > max) throw new Error(`RADIUS attribute '${name}' must be 1..${max} octets, got ${data.length}`);
-  const tlv = Buffer.concat([Buffer.from([def.type, data.length + 2]), data]);
-  if (!def.vendor) return tlv;
-  const vsa = Buffer.alloc(6); // RFC 2865 5.26: type, length, vendor id, then the vendor's TLV
-  vsa.writeUInt8(VENDOR_SPECIFIC, 0);
-  vsa.writeUInt8(6 + tlv.length, 1);
-  vsa.writeUInt32BE(def.vendor, 2);
-  return Buffer.concat([vsa, tlv]);
+  const kind = KIND_OF.get(name);
+  if (!kind) throw new Error(`unknown RADIUS attribute '${name}'`);
+  const [v, length] = Buffer.isBuffer(value) ? [value, value.length] : packageValue(name, kind, value);
+  const max = kind === 'cisco' ? 247 : 253; // 255 minus the headers
+  if (length === 0 || length > max) throw new Error(`RADIUS attribute '${name}' must be 1..${max} octets, got ${length}`);
+  // No Cisco dictionary in the package: vendor and attribute by number, with a Buffer value.
+  if (kind === 'cisco') return { attribute: ['Vendor-Specific', 9, [[1, v]]], size: length + 8 };
+  // The package's dictionaries predate RFC 6911: Framed-IPv6-Address by number.
+  return { attribute: [name === 'Framed-IPv6-Address' ? 168 : name, v], size: length + 2 };
 }
 
-function encodeValue(name: string, type: ValueType, value: string | number | Buffer): Buffer {
-  if (Buffer.isBuffer(value)) return value;
-  const bad = () => new Error(`invalid value for RADIUS attribute '${name}' (${type}): ${JSON.stringify(value)}`);
-  switch (type) {
+/** A checked value as the package encodes it, and its length in octets. */
+function packageValue(name: string, kind: Kind, value: string | number): [string | number | Date | Buffer, number] {
+  const bad = () => new Error(`invalid value for RADIUS attribute '${name}' (${kind}): ${JSON.stringify(value)}`);
+  switch (kind) {
     case 'string':
     case 'octets':
+    case 'cisco': // the package wants Buffers for octets and for attributes not in its dictionary
       if (typeof value !== 'string') throw bad();
-      return Buffer.from(value, 'utf8');
-    case 'integer': {
+      return [kind === 'string' ? value : Buffer.from(value, 'utf8'), Buffer.byteLength(value, 'utf8')];
+    case 'integer':
+    case 'date': {
       const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
       if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 0xffffffff) throw bad();
-      const b = Buffer.alloc(4);
-      b.writeUInt32BE(n);
-      return b;
+      return [kind === 'date' ? new Date(n * 1000) : n, 4];
     }
     case 'ipaddr':
-      if (typeof value !== 'string' || isIP(value) !== 4) throw bad();
-      return Buffer.from(value.split('.').map(Number));
-    case 'ipv6addr':
-      if (typeof value !== 'string' || isIP(value) !== 6) throw bad();
-      return ipv6Bytes(value);
+    case 'ipv6addr': // the package checks no IPv4 text and takes IPv6 only as 16 octets
+      if (typeof value !== 'string' || isIP(value) !== (kind === 'ipaddr' ? 4 : 6)) throw bad();
+      return kind === 'ipaddr' ? [value, 4] : [ipv6Bytes(value), 16];
   }
 }
 

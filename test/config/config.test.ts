@@ -1,5 +1,5 @@
 import t from 'tap';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gatewayd, tempDir } from '../helpers/daemon.js';
 import { parseConfig } from '../../src/config/index.js';
@@ -83,4 +83,59 @@ t.test('--help on every command, --version', async (t) => {
   const missing = await gatewayd(['serve']);
   t.equal(missing.code, 1);
   t.match(missing.stderr, /--config/);
+});
+
+t.test('tenants, portal and nac: each mistake is named with its line and key', async (t) => {
+  const ok = await check('tenants.yaml', `${good}tenants:
+  - id: acme
+    name: Acme
+    networks: [ 10.1.0.0/16 ]
+    portal: { identityMode: domain, allowedDomains: [ "@Acme.Example" ], admitWebhookUrl: "https://nac.acme.example/admit", admitWebhookSecret: long-enough-secret }
+nac:
+  coa:
+    - { address: 10.0.0.2, secret: s3cret, tenant: acme }
+`);
+  t.equal(ok.code, 0, ok.stderr);
+  const { config } = parseConfig(readFileSync(ok.file, 'utf8'), ok.file);
+  t.same(config.tenants![0].portal.allowedDomains, ['acme.example'], 'domains are normalized');
+  t.match(config.nac.coa[0], { port: 3799, kind: 'coa', attributes: ['Framed-IP-Address', 'Acct-Session-Id'] }, 'NAS defaults');
+
+  const bad = await check('tenants-bad.yaml', `${good}tenants:
+  - id: Acme Corp
+    name: Acme
+    networks: [ 10.1.0.0/33 ]
+    portal: { identityMode: domain, admitWebhookUrl: "ftp://x" }
+  - id: globex
+    name: Globex
+    portal: { identityMode: otp }
+  - id: globex
+    name: Globex again
+portal: { identityMode: none }
+nac:
+  coa:
+    - { address: nas.example, secret: s, tenant: initech, attributes: [ Framed-IP-Address, Bogus-Attr ] }
+`);
+  t.equal(bad.code, 1);
+  for (const re of [
+    /tenants-bad\.yaml:\d+:\d+: tenants\[0\]\.id: must be lowercase letters/,
+    /tenants\[0\]\.networks\[0\]: must be an address or network/,
+    /tenants\[0\]\.portal\.admitWebhookUrl: must be an http:\/\/ or https:\/\/ URL/,
+    /tenants\[0\]\.portal: identityMode domain needs at least one allowedDomains entry|tenants\[0\]\.portal: admitWebhookUrl needs admitWebhookSecret/,
+    /nac\.coa\[0\]\.address: must be the NAS IP address/,
+    /nac\.coa\[0\]\.attributes\[1\]: /,
+  ]) t.match(bad.stderr, re);
+
+  const semantic = await check('tenants-semantic.yaml', `${good}tenants:
+  - { id: globex, name: Globex, portal: { identityMode: otp } }
+  - { id: globex, name: Globex again }
+portal: { identityMode: none }
+nac:
+  coa:
+    - { address: 10.0.0.2, secret: s, tenant: initech }
+`);
+  t.equal(semantic.code, 1);
+  t.match(semantic.stderr, /portal: with a tenants block, put portal: inside each tenant/);
+  t.match(semantic.stderr, /tenants\[1\]\.id: tenant id "globex" is used twice/);
+  t.match(semantic.stderr, /nac\.coa\[0\]\.tenant: no tenant "initech"/);
+  t.match(semantic.stderr, /smtp: identityMode otp sends codes by email: configure smtp/);
 });
