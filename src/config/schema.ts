@@ -72,6 +72,8 @@ export const configSchema = z
     gateway: z
       .strictObject({
         hostname,
+        /** More names the gateway answers for itself (a DoH name, a short name); same certificate. */
+        aliases: z.array(hostname).default([]),
         address: ip,
         publicPort: z.number().int().min(1).max(65535).optional(),
         certFile: z.string().min(1).optional(),

@@ -110,7 +110,7 @@ export class Daemon {
   }
 
   private buildRouter(c: GatewayConfig): SniRouter {
-    return new SniRouter({ ownNames: [c.gateway.hostname], routes: c.tls.routes });
+    return new SniRouter({ ownNames: [c.gateway.hostname, ...c.gateway.aliases], routes: c.tls.routes });
   }
 
   /** The certificate for the gateway's own name: the operator's pair, else one minted by our CA. */
@@ -123,7 +123,7 @@ export class Daemon {
         throw new ConfigError([{ file: this.configFile, key: 'gateway.certFile', message: `cannot load the certificate pair: ${(err as Error).message}` }]);
       }
     }
-    const leaf = this.leaves.leafFor(c.gateway.hostname, [c.gateway.address]);
+    const leaf = this.leaves.leafFor(c.gateway.hostname, [...c.gateway.aliases, c.gateway.address]);
     return { cert: leaf.certPem, key: leaf.keyPem, context: leaf.context };
   }
 
