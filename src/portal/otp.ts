@@ -83,7 +83,7 @@ export async function verifyChallenge(ctx: GatewayContext, id: string, code: str
   const ch = await ctx.store.otp.get(id);
   if (!ch || ch.clientIp !== clientIp) return { status: 404, message: 'This code request is unknown here. Start again.', locked: true };
   if (ch.state === 'used') return { status: 409, message: 'This code was already used. Start again.', locked: true };
-  if (ch.state === 'locked') return { status: 429, message: 'Too many wrong codes. Ask for a new code.', locked: true };
+  if (ch.state === 'locked') return { status: 429, message: 'Too many wrong codes. Start again to get a new code.', locked: true };
   if (Date.now() > ch.expiresAt) return { status: 410, message: 'The code has expired. Ask for a new code.' };
   const max = ctx.config().otp.maxAttempts;
   const given = code.replace(/\s+/g, '');
@@ -91,7 +91,7 @@ export async function verifyChallenge(ctx: GatewayContext, id: string, code: str
   if (!ok) {
     const attempts = await ctx.store.otp.failAttempt(id, max);
     ctx.log.warn({ tenant: ch.tenantId, email: ch.email, client: clientIp, attempts }, 'wrong one-time code');
-    if (attempts >= max) return { status: 429, message: 'Too many wrong codes. Ask for a new code.', locked: true };
+    if (attempts >= max) return { status: 429, message: 'Too many wrong codes. Start again to get a new code.', locked: true };
     const left = max - attempts;
     return { status: 400, message: `That code is not right. ${left} ${left === 1 ? 'try' : 'tries'} left.` };
   }

@@ -58,23 +58,25 @@ export function validateUpdate(body: unknown, current: PortalView, config: Gatew
       const where = head === 'allowedDomains' && second !== undefined ? `entry ${Number(second) + 1}: ` : '';
       if (!errors[field]) errors[field] = issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys.join(', ')}` : `${where}${issue.message}`;
     }
-    return { errors };
   }
-  const u = parsed.data;
-  const url = u.admitWebhookUrl ? u.admitWebhookUrl : null;
-  let secret = u.clearWebhookSecret ? null : current.webhookSecret;
-  if (u.admitWebhookSecret) {
-    if (u.admitWebhookSecret.length < 16) errors.admitWebhookSecret = 'must be at least 16 characters; use a long random value';
-    else if (u.admitWebhookSecret.length > 256) errors.admitWebhookSecret = 'must be at most 256 characters';
-    else secret = u.admitWebhookSecret;
+  // The rules between fields are checked too, so the admin sees every problem at once.
+  const raw = (typeof body === 'object' && body ? body : {}) as Record<string, unknown>;
+  const mode = raw.identityMode;
+  const domains = Array.isArray(raw.allowedDomains) ? raw.allowedDomains : [];
+  const url = typeof raw.admitWebhookUrl === 'string' && raw.admitWebhookUrl ? raw.admitWebhookUrl : null;
+  let secret = raw.clearWebhookSecret === true ? null : current.webhookSecret;
+  if (typeof raw.admitWebhookSecret === 'string' && raw.admitWebhookSecret) {
+    if (raw.admitWebhookSecret.length < 16) errors.admitWebhookSecret = 'must be at least 16 characters; use a long random value';
+    else if (raw.admitWebhookSecret.length > 256) errors.admitWebhookSecret = 'must be at most 256 characters';
+    else secret = raw.admitWebhookSecret;
   }
   if (url && !secret && !errors.admitWebhookSecret) errors.admitWebhookSecret = 'a webhook URL needs a secret, so the receiver can verify the signature';
-  if (u.identityMode === 'domain' && u.allowedDomains.length === 0) errors.allowedDomains = 'domain mode needs at least one allowed domain';
-  if (u.identityMode === 'sso' && !current.sso) errors.identityMode = 'sso needs an identity provider: add portal.sso (issuer, clientId, clientSecret) to the config first';
-  if (u.identityMode === 'otp' && !config.smtp) errors.identityMode = 'otp sends codes by email: add smtp (host, port, from) to the config first';
-  if (Object.keys(errors).length) return { errors };
-  const domains = [...new Set(u.allowedDomains)];
-  return { ok: { identityMode: u.identityMode, allowedDomains: domains, webhookUrl: url, webhookSecret: secret, branding: u.branding } };
+  if (mode === 'domain' && domains.length === 0 && !errors.allowedDomains) errors.allowedDomains = 'domain mode needs at least one allowed domain';
+  if (mode === 'sso' && !current.sso) errors.identityMode = 'sso needs an identity provider: add portal.sso (issuer, clientId, clientSecret) to the config first';
+  if (mode === 'otp' && !config.smtp) errors.identityMode = 'otp sends codes by email: add smtp (host, port, from) to the config first';
+  if (!parsed.success || Object.keys(errors).length) return { errors };
+  const u = parsed.data;
+  return { ok: { identityMode: u.identityMode, allowedDomains: [...new Set(u.allowedDomains)], webhookUrl: url, webhookSecret: secret, branding: u.branding } };
 }
 
 /** Logo uploads: small raster images only (an SVG can carry script). */

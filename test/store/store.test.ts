@@ -11,7 +11,7 @@ t.test('the database: WAL mode, migrated to the current version, old flows prune
   first.proc.kill('SIGTERM');
   t.equal(await first.exited, 0);
   t.equal(await sql(db, 'PRAGMA journal_mode'), 'wal');
-  t.equal(await sql(db, 'PRAGMA user_version'), '2');
+  t.equal(await sql(db, 'PRAGMA user_version'), '3');
   const old = Date.now() - 40 * 86400e3;
   await sql(db, `INSERT INTO flows (started_at, client_ip, client_port, sni, route, destination, bytes_up, bytes_down, duration_ms, outcome)
     VALUES (${old}, '10.0.0.9', 1, 'old.test', 'passthrough', NULL, 0, 0, 0, 'ok'), (${Date.now()}, '10.0.0.9', 1, 'new.test', 'passthrough', NULL, 0, 0, 0, 'ok')`);

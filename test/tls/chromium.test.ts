@@ -21,7 +21,7 @@ t.test('Chromium accepts the minted certificate once the CA is trusted', async (
   const page = await newPage();
   const res = await page.goto(`https://${HOSTNAME}:${gw.httpsPort}/portal`);
   t.equal(res?.status(), 200);
-  t.match(await page.textContent('h1'), /Welcome/);
+  t.match(await page.textContent('h1'), /Join the network/);
   const security = await res!.securityDetails();
   t.equal(security?.subjectName, HOSTNAME);
 });
