@@ -21,14 +21,7 @@ export interface Delivery {
   finishedAt: number | null;
 }
 
-export interface NewDelivery {
-  id: string;
-  tenantId: string;
-  deviceId: number | null;
-  kind: DeliveryKind;
-  target: string;
-  payload: string;
-}
+export type NewDelivery = Pick<Delivery, 'id' | 'tenantId' | 'deviceId' | 'kind' | 'target' | 'payload'>;
 
 export interface DeliveryAttempt {
   at: number;

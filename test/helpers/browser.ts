@@ -1,4 +1,4 @@
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type Response } from 'playwright-core';
 import { HOSTNAME, tempDir, type Teardown } from './daemon.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -46,4 +46,22 @@ export async function launchChromium(t: Teardown, opts: { home?: string; hostRul
       return context.newPage();
     },
   };
+}
+
+/** A page in a fresh browser context, closed when the test ends. */
+export async function openPage(t: Teardown, browser: LaunchedChromium, userAgent?: string): Promise<Page> {
+  const page = await browser.newPage({ userAgent });
+  t.teardown(() => page.context().close());
+  return page;
+}
+
+/** Clicks a submit button and waits until the navigation it starts has loaded; returns the final (non-redirect) response. */
+export async function submitAndWait(page: Page, button = 'form button[type=submit]'): Promise<Response> {
+  const committed = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame() });
+  const final = page.waitForResponse((r) => r.request().isNavigationRequest() && r.frame() === page.mainFrame() && (r.status() < 300 || r.status() >= 400));
+  await page.locator(button).first().click();
+  const res = await final;
+  await committed;
+  await page.waitForLoadState('load');
+  return res;
 }

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page, Response } from 'playwright-core';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, openPage, submitAndWait } from '../helpers/browser.js';
 import { startDaemon, HOSTNAME } from '../helpers/daemon.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
@@ -16,22 +16,9 @@ const receiver = await startWebhookReceiver(t, { secret: SECRET });
 /** A valid 1x1 RGBA PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
-async function open(t: Test): Promise<Page> {
-  const page = await chromium.newPage();
-  t.teardown(() => page.context().close());
-  return page;
-}
+const open = (t: Test) => openPage(t, chromium);
 
-/** Clicks a submit button and waits until the navigation it starts has loaded; returns the final (non-redirect) response. */
-async function submit(page: Page, button = 'form button[type=submit]'): Promise<Response> {
-  const committed = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame() });
-  const final = page.waitForResponse((r) => r.request().isNavigationRequest() && r.frame() === page.mainFrame() && (r.status() < 300 || r.status() >= 400));
-  await page.locator(button).first().click();
-  const res = await final;
-  await committed;
-  await page.waitForLoadState('load');
-  return res;
-}
+const submit = submitAndWait;
 
 async function login(page: Page): Promise<Response> {
   await page.fill('input[name=username]', 'admin');

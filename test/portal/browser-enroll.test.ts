@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Page, Response } from 'playwright-core';
-import { launchChromium, USER_AGENTS } from '../helpers/browser.js';
+import { launchChromium, openPage, submitAndWait, USER_AGENTS } from '../helpers/browser.js';
 import { startDaemon, HOSTNAME, type RunningDaemon } from '../helpers/daemon.js';
 import { sleep, waitFor } from '../helpers/exec.js';
 import { signInAtProvider, startOidcProvider } from '../helpers/oidc.js';
@@ -18,23 +18,9 @@ type T = Test;
 
 const origin = (gw: RunningDaemon) => `https://${HOSTNAME}:${gw.httpsPort}`;
 
-/** A page in a fresh browser context, closed when the test ends. */
-async function open(t: T, userAgent?: string): Promise<Page> {
-  const page = await chromium.newPage({ userAgent });
-  t.teardown(() => page.context().close());
-  return page;
-}
+const open = (t: T, userAgent?: string) => openPage(t, chromium, userAgent);
 
-/** Clicks a submit button and waits until the navigation it starts has loaded; returns the final (non-redirect) response. */
-async function submit(page: Page, button = 'form button[type=submit]'): Promise<Response> {
-  const committed = page.waitForEvent('framenavigated', { predicate: (f) => f === page.mainFrame() });
-  const final = page.waitForResponse((r) => r.request().isNavigationRequest() && r.frame() === page.mainFrame() && (r.status() < 300 || r.status() >= 400));
-  await page.locator(button).first().click();
-  const res = await final;
-  await committed;
-  await page.waitForLoadState('load');
-  return res;
-}
+const submit = submitAndWait;
 
 /** Opens /portal (with a controller's query string), types `email` and submits. */
 async function enroll(page: Page, gw: RunningDaemon, email: string, query = ''): Promise<Response> {
