@@ -7,7 +7,7 @@ import { DnsServer, DnsService, registerDoh } from '../dns/index.js';
 import { createGatewayApp, createMetricsApp, createPlainApp, type GatewayContext, type OwnCertificate } from '../http/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { Metrics } from '../metrics/index.js';
-import { SniRouter, TlsListener, type RelaySettings } from '../net/index.js';
+import { SniRouter, TlsListener, normalizeIp, type RelaySettings } from '../net/index.js';
 import { BatchWriter, openStore, type DnsLookup, type FlowRecord, type Store } from '../store/index.js';
 import { CertificateAuthority, LeafService } from '../tls/index.js';
 import { TenantDirectory } from '../tenants/index.js';
@@ -71,7 +71,7 @@ export class Daemon {
       ca,
       startedAt: Date.now(),
       version: VERSION,
-      isEnrolled: (ip) => store.devices.isEnrolledIp(ip),
+      isEnrolled: (ip) => store.devices.isEnrolledIp(normalizeIp(ip)),
       tenants: () => this.tenants,
       outbox: { wake: () => this.outbox.wake() },
     };
@@ -152,6 +152,7 @@ export class Daemon {
       flowsDropped: () => this.flows.dropped + this.lookups.dropped,
       leafStats: () => this.leaves.stats,
       dnsCounts: () => this.dns.counts,
+      deliveries: () => this.store.deliveries.counts(),
       dnsCache: () => {
         const f = this.dns.forwarder;
         return { entries: f.cache.size, hits: f.cache.hits, misses: f.cache.misses, stale: f.cache.staleServed, upstreamQueries: f.upstreamQueries, upstreamFailures: f.upstreamFailures };

@@ -6,6 +6,7 @@ export interface MetricSources {
   leafStats(): { memoryHits: number; diskHits: number; minted: number };
   dnsCounts(): Map<string, number>;
   dnsCache(): { entries: number; hits: number; misses: number; stale: number; upstreamQueries: number; upstreamFailures: number };
+  deliveries(): Promise<Record<string, number>>;
 }
 
 /** The daemon's Prometheus metrics, one registry per daemon so tests can run several. */
@@ -14,6 +15,7 @@ export class Metrics {
   sources: MetricSources = { flowsDropped: () => 0, leafStats: () => ({ memoryHits: 0, diskHits: 0, minted: 0 }),
     dnsCounts: () => new Map(),
     dnsCache: () => ({ entries: 0, hits: 0, misses: 0, stale: 0, upstreamQueries: 0, upstreamFailures: 0 }),
+    deliveries: async () => ({}),
   };
   readonly connections = new Counter({
     name: 'gatewayd_tls_connections_total',
@@ -83,6 +85,15 @@ export class Metrics {
     help: 'Admission deliveries attempted (admit webhook, RADIUS CoA), by kind and outcome',
     labelNames: ['kind', 'outcome'] as const,
     registers: [this.registry],
+  });
+  readonly deliveries: Gauge<'state'> = new Gauge({
+    name: 'gatewayd_admission_deliveries',
+    help: 'Admission deliveries in the outbox, by state (pending ones are waiting to be sent or retried)',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+    collect: async (): Promise<void> => {
+      for (const [state, n] of Object.entries(await this.sources.deliveries())) this.deliveries.set({ state }, n);
+    },
   });
   readonly enrollments = new Counter({
     name: 'gatewayd_enrollments_total',

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { gatewayUrl, type GatewayContext } from '../http/context.js';
+import { normalizeIp } from '../net/index.js';
 import type { Tenant } from '../tenants/index.js';
 import { afterEnrollment, enrollDevice } from './enroll.js';
 import { parseHandoff, safeContinueUrl, storedHandoff } from './handoff.js';
@@ -20,6 +21,8 @@ const EMAIL_RE = /^[^\s@<>()",;:\\[\]]{1,64}@([a-z0-9-]{1,63}\.)+[a-z]{2,63}$/i;
 const FORM_LIMIT = { rateLimit: { max: 30, timeWindow: '1 minute' } };
 
 type Body = Record<string, unknown>;
+/** The device's address as DNS sees it too (a dual-stack listener reports IPv4 as ::ffff:a.b.c.d). */
+const clientIp = (req: FastifyRequest) => normalizeIp(req.ip);
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 function html(reply: FastifyReply, status: number, body: string): string {
@@ -29,7 +32,7 @@ function html(reply: FastifyReply, status: number, body: string): string {
 
 /** The tenant a portal request belongs to, by the address it comes from; undefined when none. */
 async function viewFor(ctx: GatewayContext, req: FastifyRequest): Promise<PortalView | undefined> {
-  const tenant = ctx.tenants().forAddress(req.ip);
+  const tenant = ctx.tenants().forAddress(clientIp(req));
   return tenant && portalView(ctx, tenant);
 }
 
@@ -58,12 +61,12 @@ export function checkIdentity(view: PortalView, input: string): { identity: stri
 export function registerPortal(app: FastifyInstance, ctx: GatewayContext): void {
   registerProbeRoutes(app, ctx);
   const notHere = (reply: FastifyReply, req: FastifyRequest) =>
-    html(reply, 403, messagePage(undefined, 'Not available here', `This network is not set up for enrollment: the address ${req.ip} is not in any organization's networks.`));
+    html(reply, 403, messagePage(undefined, 'Not available here', `This network is not set up for enrollment: the address ${clientIp(req)} is not in any organization's networks.`));
 
   app.get('/portal', async (req, reply) => {
     const view = await viewFor(ctx, req);
     if (!view) return notHere(reply, req);
-    const device = await ctx.store.devices.activeByIp(view.tenant.id, req.ip);
+    const device = await ctx.store.devices.activeByIp(view.tenant.id, clientIp(req));
     if (device) {
       const next = safeContinueUrl(device.handoff?.continueUrl, ctx.config().gateway.hostname);
       return html(reply, 200, donePage(view, platformOf(req.headers['user-agent']), device.identity, next));
@@ -85,13 +88,13 @@ export function registerPortal(app: FastifyInstance, ctx: GatewayContext): void 
     const handoff = storedHandoff(parsed);
     const userAgent = req.headers['user-agent'] ?? null;
     if (view.identityMode === 'otp') {
-      const started = await startChallenge(ctx, { tenantId: view.tenant.id, orgName: brandName(view), email: checked.identity!, clientIp: req.ip, handoff, userAgent });
+      const started = await startChallenge(ctx, { tenantId: view.tenant.id, orgName: brandName(view), email: checked.identity!, clientIp: clientIp(req), handoff, userAgent });
       if ('status' in started) return html(reply, started.status, enrollForm(view, { csrf: reply.generateCsrf(), handoff: parsed.raw, email: input, error: started.message }));
       return html(reply, 200, codeForm(view, { csrf: reply.generateCsrf(), challenge: started.id, email: checked.identity! }));
     }
     if (view.identityMode === 'sso') {
       try {
-        const { url, state } = await beginSignIn(ctx, view, { clientIp: req.ip, handoff, userAgent, loginHint: checked.identity ?? undefined });
+        const { url, state } = await beginSignIn(ctx, view, { clientIp: clientIp(req), handoff, userAgent, loginHint: checked.identity ?? undefined });
         reply.setCookie(SSO_COOKIE, state, { path: '/', secure: true, httpOnly: true, sameSite: 'lax', maxAge: 600 });
         return reply.redirect(url, 303);
       } catch (err) {
@@ -99,14 +102,14 @@ export function registerPortal(app: FastifyInstance, ctx: GatewayContext): void 
         return html(reply, 502, messagePage(view, 'Sign-in unavailable', 'The organization sign-in cannot be reached right now. Try again in a minute; if it keeps failing, tell IT.'));
       }
     }
-    const device = await enrollDevice(ctx, view, { clientIp: req.ip, identity: checked.identity, handoff, userAgent });
+    const device = await enrollDevice(ctx, view, { clientIp: clientIp(req), identity: checked.identity, handoff, userAgent });
     return afterEnrollment(ctx, reply, device);
   });
 
   app.post('/portal/verify', { preValidation: app.csrfProtection, config: FORM_LIMIT }, async (req, reply) => {
     const body = (req.body ?? {}) as Body;
     const challenge = str(body.challenge).slice(0, 64);
-    const result = await verifyChallenge(ctx, challenge, str(body.code).slice(0, 32), req.ip);
+    const result = await verifyChallenge(ctx, challenge, str(body.code).slice(0, 32), clientIp(req));
     const pending = await ctx.store.otp.get(challenge);
     const view = pending ? await viewById(ctx, pending.tenantId) : await viewFor(ctx, req);
     if (!view) return notHere(reply, req);
@@ -123,7 +126,7 @@ export function registerPortal(app: FastifyInstance, ctx: GatewayContext): void 
     const pending = await ctx.store.otp.get(challenge);
     const view = pending ? await viewById(ctx, pending.tenantId) : await viewFor(ctx, req);
     if (!view) return notHere(reply, req);
-    const r = await resendChallenge(ctx, challenge, req.ip, brandName(view));
+    const r = await resendChallenge(ctx, challenge, clientIp(req), brandName(view));
     const state = { csrf: reply.generateCsrf(), challenge, email: pending?.email ?? '' };
     if ('status' in r) return html(reply, r.status, codeForm(view, { ...state, error: r.message, locked: r.status === 404 }));
     return html(reply, 200, codeForm(view, { ...state, info: 'A new code is on its way. The earlier one no longer works.' }));
@@ -162,7 +165,7 @@ export function registerPortal(app: FastifyInstance, ctx: GatewayContext): void 
   // RFC 8908 captive portal API: the URL a network announces in DHCP option 114 (RFC 8910), so
   // modern OSes find the portal without probe hijacking.
   app.get('/api/captive', async (req, reply) => {
-    const enrolled = await ctx.isEnrolled(req.ip);
+    const enrolled = await ctx.isEnrolled(clientIp(req));
     reply.type('application/captive+json').header('cache-control', 'private, no-store');
     return { captive: !enrolled, 'user-portal-url': gatewayUrl(ctx, '/portal') };
   });

@@ -72,6 +72,10 @@ t.test('enrollment sends a signed admit webhook and a CoA-Request the peers veri
     return d.length === 3 && d.every((x: any) => x.state === 'delivered') && d;
   }, 10_000, 'three delivered deliveries');
   t.same(list.map((d: any) => d.kind).sort(), ['coa', 'disconnect', 'webhook']);
+  const metrics = (await admin.curl('/metrics')).body;
+  t.match(metrics, /gatewayd_admission_deliveries\{state="delivered"\} 3/);
+  t.match(metrics, /gatewayd_admission_attempts_total\{kind="coa",outcome="ack"\} 1/);
+  t.match(metrics, /gatewayd_enrollments_total\{mode="none"\} 1/);
   const detail = (await admin.curl(`/admin/api/deliveries/${list[0].id}`)).json();
   t.equal(detail.attemptLog.length, 1, 'each attempt is logged');
   const devices = (await admin.curl('/admin/api/devices')).json().devices;
