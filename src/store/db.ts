@@ -2,12 +2,26 @@ import sqlite3 from 'sqlite3';
 
 export type Params = Record<string, unknown> | unknown[];
 
+/** The statements a repository runs; inside a transaction it gets one of these bound to it. */
+export interface Queryable {
+  run(sql: string, params?: Params): Promise<{ changes: number; lastID: number }>;
+  get<T>(sql: string, params?: Params): Promise<T | undefined>;
+  all<T>(sql: string, params?: Params): Promise<T[]>;
+  exec(sql: string): Promise<void>;
+}
+
 /**
- * Promise face of one sqlite3 connection. sqlite3 runs statements of one connection in order,
- * but a transaction spans several calls, so transactions are queued one at a time here.
+ * Promise face of one sqlite3 connection. A transaction spans several calls on the shared
+ * connection, so while one runs, every other statement waits for it (otherwise it would become
+ * part of that transaction, and be rolled back with it); a transaction in turn waits for
+ * statements already in flight. Transactions run one at a time.
  */
-export class Db {
+export class Db implements Queryable {
   private txQueue: Promise<unknown> = Promise.resolve();
+  private inTransaction = false;
+  private inFlight = 0;
+  private onIdle?: () => void;
+  private waiting: (() => void)[] = [];
 
   private constructor(private readonly db: sqlite3.Database) {}
 
@@ -17,7 +31,7 @@ export class Db {
     });
   }
 
-  run(sql: string, params: Params = []): Promise<{ changes: number; lastID: number }> {
+  private rawRun(sql: string, params: Params = []): Promise<{ changes: number; lastID: number }> {
     return new Promise((resolve, reject) => {
       this.db.run(sql, params, function (err) {
         if (err) reject(err);
@@ -26,20 +40,47 @@ export class Db {
     });
   }
 
-  get<T>(sql: string, params: Params = []): Promise<T | undefined> {
+  private rawGet<T>(sql: string, params: Params = []): Promise<T | undefined> {
     return new Promise((resolve, reject) => {
       this.db.get(sql, params, (err, row) => (err ? reject(err) : resolve(row as T | undefined)));
     });
   }
 
-  all<T>(sql: string, params: Params = []): Promise<T[]> {
+  private rawAll<T>(sql: string, params: Params = []): Promise<T[]> {
     return new Promise((resolve, reject) => {
       this.db.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[])));
     });
   }
 
-  exec(sql: string): Promise<void> {
+  private rawExec(sql: string): Promise<void> {
     return new Promise((resolve, reject) => this.db.exec(sql, (err) => (err ? reject(err) : resolve())));
+  }
+
+  /** Runs a statement outside any transaction: after the current one, if there is one. */
+  private async outside<T>(op: () => Promise<T>): Promise<T> {
+    while (this.inTransaction) await new Promise<void>((r) => this.waiting.push(r));
+    this.inFlight++;
+    try {
+      return await op();
+    } finally {
+      if (--this.inFlight === 0) this.onIdle?.();
+    }
+  }
+
+  run(sql: string, params: Params = []) {
+    return this.outside(() => this.rawRun(sql, params));
+  }
+
+  get<T>(sql: string, params: Params = []) {
+    return this.outside(() => this.rawGet<T>(sql, params));
+  }
+
+  all<T>(sql: string, params: Params = []) {
+    return this.outside(() => this.rawAll<T>(sql, params));
+  }
+
+  exec(sql: string) {
+    return this.outside(() => this.rawExec(sql));
   }
 
   /**
@@ -57,17 +98,31 @@ export class Db {
     });
   }
 
-  /** Runs fn inside BEGIN IMMEDIATE ... COMMIT, rolling back on error; calls are serialized. */
-  transaction<T>(fn: (db: Db) => Promise<T>): Promise<T> {
+  /** Runs fn inside BEGIN IMMEDIATE ... COMMIT, rolling back on error; fn must use the handle it is given. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const handle: Queryable = {
+      run: (sql, params) => this.rawRun(sql, params),
+      get: (sql, params) => this.rawGet(sql, params),
+      all: (sql, params) => this.rawAll(sql, params),
+      exec: (sql) => this.rawExec(sql),
+    };
     const next = this.txQueue.then(async () => {
-      await this.exec('BEGIN IMMEDIATE');
+      this.inTransaction = true;
+      while (this.inFlight > 0) await new Promise<void>((r) => (this.onIdle = r));
+      this.onIdle = undefined;
       try {
-        const out = await fn(this);
-        await this.exec('COMMIT');
-        return out;
-      } catch (err) {
-        await this.exec('ROLLBACK').catch(() => undefined);
-        throw err;
+        await this.rawExec('BEGIN IMMEDIATE');
+        try {
+          const out = await fn(handle);
+          await this.rawExec('COMMIT');
+          return out;
+        } catch (err) {
+          await this.rawExec('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      } finally {
+        this.inTransaction = false;
+        for (const wake of this.waiting.splice(0)) wake();
       }
     });
     this.txQueue = next.catch(() => undefined);

@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Db, Queryable } from './db.js';
 
 export type DeliveryKind = 'webhook' | 'coa' | 'disconnect';
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'gone';
@@ -49,7 +49,7 @@ function toDelivery(r: Record<string, any>): Delivery {
   };
 }
 
-export async function insertDelivery(db: Db, d: NewDelivery, now = Date.now()): Promise<void> {
+export async function insertDelivery(db: Queryable, d: NewDelivery, now = Date.now()): Promise<void> {
   await db.run(
     `INSERT INTO deliveries (id, tenant_id, device_id, kind, target, payload, state, attempts, next_attempt_at, created_at, updated_at)
      VALUES (?,?,?,?,?,?, 'pending', 0, ?, ?, ?)`,

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { join } from 'node:path';
 import { run } from '../helpers/exec.js';
 import { gatewayd, startDaemon, tempDir } from '../helpers/daemon.js';
 
@@ -29,4 +30,24 @@ t.test('a database from a newer gatewayd is refused with a clear message', async
   const r = await gatewayd(['serve', '--config', first.configFile]);
   t.equal(r.code, 1);
   t.match(r.stderr, /schema version 99 is newer than this gatewayd understands/);
+});
+
+t.test('a statement issued during a transaction is not swept into it (nor rolled back with it)', async (t) => {
+  const { Db } = await import('../../src/store/db.js');
+  const db = await Db.open(join(tempDir(t), 'x.db'));
+  t.teardown(() => db.close());
+  await db.exec('CREATE TABLE t (v TEXT)');
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const failing = db.transaction(async (tx) => {
+    await tx.run("INSERT INTO t VALUES ('in-tx')");
+    await gate;
+    throw new Error('abort');
+  });
+  await new Promise((r) => setTimeout(r, 50));
+  const outside = db.run("INSERT INTO t VALUES ('outside')");
+  release();
+  await t.rejects(failing, /abort/);
+  t.equal((await outside).changes, 1);
+  t.same(await db.all('SELECT v FROM t'), [{ v: 'outside' }], 'only the statement outside the failed transaction is kept');
 });
