@@ -5,12 +5,12 @@ import { esc } from '../http/html.js';
 import { MOBILECONFIG_TYPE, mobileconfig } from '../portal/index.js';
 import type { Delivery, DeliveryState } from '../store/index.js';
 import { addAdminSection } from './sections.js';
-import { httpError, isApplianceAdmin, tenantFilter, tenantOf } from './scope.js';
+import { httpError, isApplianceAdmin, peerError, tenantFilter, tenantOf } from './scope.js';
 
 /** Admin views of enrollment: devices, admission deliveries, and the DNS Redirector profile. */
 
 const time = (ms: number | null) => (ms ? esc(new Date(ms).toISOString().replace('T', ' ').slice(0, 19)) : '');
-const STATES: DeliveryState[] = ['pending', 'delivered', 'failed', 'gone'];
+const STATES: DeliveryState[] = ['pending', 'delivered', 'failed', 'gone', 'cancelled'];
 
 /** For an appliance admin with several tenants: a picker that reloads the section for one tenant. */
 function tenantPicker(ctx: GatewayContext, req: FastifyRequest, current: string | undefined): string {
@@ -53,9 +53,9 @@ addAdminSection({
     const list = await ctx.store.deliveries.list({ tenantId: tenant, state, limit: 300 });
     const csrf = reply.generateCsrf();
     const rows = list.map((d) => `<tr data-delivery="${esc(d.id)}" data-state="${d.state}"><td>${time(d.createdAt)}</td><td>${esc(d.tenantId)}</td><td>${esc(d.kind)}</td>
-        <td>${esc(d.target)}</td><td class="state">${esc(d.state)}</td><td>${d.attempts}</td><td>${esc(d.lastResult ?? '')}</td><td>${esc(d.lastError ?? '')}</td>
+        <td>${esc(d.target)}</td><td class="state">${esc(d.state)}</td><td>${d.attempts}</td><td>${esc(d.lastResult ?? '')}</td><td>${esc(peerError(req, d.lastError) ?? '')}</td>
         <td>${d.state === 'pending' ? time(d.nextAttemptAt) : ''}</td>
-        <td>${d.state === 'delivered' ? '' : postButton(`/admin/admission/${encodeURIComponent(d.id)}/retry${tenant ? `?tenant=${encodeURIComponent(tenant)}` : ''}`, csrf, 'Retry now')}</td></tr>`).join('');
+        <td>${d.state === 'delivered' || d.state === 'cancelled' ? '' : postButton(`/admin/admission/${encodeURIComponent(d.id)}/retry${tenant ? `?tenant=${encodeURIComponent(tenant)}` : ''}`, csrf, 'Retry now')}</td></tr>`).join('');
     return `<h2>Admission deliveries</h2>${tenantPicker(ctx, req, tenant)}
       <p class="muted">Admit webhooks and RADIUS CoA requests sent when a device enrolls, retried with backoff until the peer answers.
         Filter: ${['all', ...STATES].map((s) => `<a href="?state=${s === 'all' ? '' : s}${tenant ? `&tenant=${encodeURIComponent(tenant)}` : ''}">${s}</a>`).join(' · ')}.
@@ -97,9 +97,9 @@ addAdminSection({
   },
 });
 
-function deliveryJson(d: Delivery) {
+function deliveryJson(req: FastifyRequest, d: Delivery) {
   const { payload, ...rest } = d;
-  return { ...rest, payload: d.kind === 'webhook' ? JSON.parse(payload) : JSON.parse(payload).attributes };
+  return { ...rest, lastError: peerError(req, d.lastError), payload: d.kind === 'webhook' ? JSON.parse(payload) : JSON.parse(payload).attributes };
 }
 
 export function registerEnrollmentAdmin(app: FastifyInstance, ctx: GatewayContext): void {
@@ -123,19 +123,20 @@ export function registerEnrollmentAdmin(app: FastifyInstance, ctx: GatewayContex
   app.get('/admin/api/deliveries', auth, async (req) => {
     const state = (req.query as Record<string, string>).state;
     if (state && !STATES.includes(state as DeliveryState)) throw httpError(400, 'bad_request', `state must be one of ${STATES.join(', ')}`);
-    return { deliveries: (await ctx.store.deliveries.list({ tenantId: tenantFilter(ctx, req), state: state as DeliveryState | undefined })).map(deliveryJson) };
+    return { deliveries: (await ctx.store.deliveries.list({ tenantId: tenantFilter(ctx, req), state: state as DeliveryState | undefined })).map((d) => deliveryJson(req, d)) };
   });
 
   app.get<{ Params: { id: string } }>('/admin/api/deliveries/:id', auth, async (req) => {
     const d = await ctx.store.deliveries.get(req.params.id, isApplianceAdmin(req) ? undefined : tenantOf(ctx, req).id);
     if (!d) throw httpError(404, 'not_found', `no delivery ${req.params.id} here`);
-    return { ...deliveryJson(d), attemptLog: await ctx.store.deliveries.attempts(d.id) };
+    const attemptLog = (await ctx.store.deliveries.attempts(d.id)).map((a) => ({ ...a, detail: peerError(req, a.detail) }));
+    return { ...deliveryJson(req, d), attemptLog };
   });
 
   app.post<{ Params: { id: string } }>('/admin/admission/:id/retry', form, async (req, reply) => {
-    if (!(await ctx.store.deliveries.retryNow(req.params.id, isApplianceAdmin(req) ? undefined : tenantOf(ctx, req).id))) {
-      throw httpError(404, 'not_found', `no delivery ${req.params.id} here`);
-    }
+    const result = await ctx.store.deliveries.retryNow(req.params.id, isApplianceAdmin(req) ? undefined : tenantOf(ctx, req).id);
+    if (result === 'not-found') throw httpError(404, 'not_found', `no delivery ${req.params.id} here`);
+    if (result === 'device-removed') throw httpError(409, 'device_removed', 'the device of this delivery is no longer enrolled; retrying would admit a removed device');
     ctx.log.info({ delivery: req.params.id, by: req.admin!.username }, 'delivery retry requested by an admin');
     ctx.outbox.wake();
     return reply.redirect(back('admission', req), 303);

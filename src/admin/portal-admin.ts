@@ -5,7 +5,7 @@ import { esc, page } from '../http/html.js';
 import { postWebhook } from '../nac/index.js';
 import { checkLogo, portalView, validateUpdate, type PortalView } from '../portal/index.js';
 import { PORTAL_ADMIN_SCRIPT } from './portal-admin-script.js';
-import { httpError, isApplianceAdmin, tenantOf } from './scope.js';
+import { httpError, isApplianceAdmin, peerError, tenantOf } from './scope.js';
 
 /** The Enrollment Portal admin page (/portal-admin.html) and the JSON API it edits through. */
 
@@ -101,6 +101,8 @@ export function registerPortalAdmin(app: FastifyInstance, ctx: GatewayContext): 
       return reply.code(400).send({ error: 'invalid', message: `please correct: ${Object.keys(result.errors).join(', ')}`, fields: result.errors });
     }
     await ctx.store.portalSettings.save(current.tenant.id, result.ok, req.admin!.username);
+    // Admissions still waiting go where the customer now wants them (never to the old URL with the new secret).
+    if (result.ok.webhookUrl !== current.webhookUrl) await ctx.store.deliveries.retargetWebhooks(current.tenant.id, result.ok.webhookUrl);
     ctx.log.info({ tenant: current.tenant.id, by: req.admin!.username, identityMode: result.ok.identityMode, webhook: !!result.ok.webhookUrl }, 'portal settings changed');
     return settingsJson(ctx, await viewOf(req));
   });
@@ -115,7 +117,7 @@ export function registerPortalAdmin(app: FastifyInstance, ctx: GatewayContext): 
       data = await file.toBuffer();
     } catch (err) {
       if ((err as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') return bad(413, 'the logo must be at most 256 KiB');
-      throw err;
+      return bad(400, `the upload is not valid multipart/form-data: ${(err as Error).message}`);
     }
     const checked = checkLogo(data);
     if ('error' in checked) return bad(checked.error.includes('KiB') ? 413 : 415, checked.error);
@@ -140,6 +142,6 @@ export function registerPortalAdmin(app: FastifyInstance, ctx: GatewayContext): 
     const body = JSON.stringify({ event: 'webhook.test', org: v.tenant.id, at: Date.now() });
     const r = await postWebhook({ url: v.webhookUrl, secret: v.webhookSecret, body, deliveryId: `test-${Date.now()}`, event: 'webhook.test', userAgent: `gatewayd/${ctx.version}` });
     ctx.log.info({ tenant: v.tenant.id, by: req.admin!.username, outcome: r.outcome }, 'test webhook sent');
-    return { ...r, url: v.webhookUrl };
+    return { ...r, ...('error' in r ? { error: peerError(req, r.error) } : {}), url: v.webhookUrl };
   });
 }

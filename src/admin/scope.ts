@@ -41,6 +41,16 @@ export function tenantFilter(ctx: GatewayContext, req: FastifyRequest): string |
   return tenantOf(ctx, req).id;
 }
 
+/**
+ * What a peer answered, as an admin may see it. A tenant admin picks the webhook URL, which can
+ * point anywhere the appliance reaches: they see the status, never the body of a foreign answer.
+ */
+export function peerError(req: FastifyRequest, error: string | null): string | null {
+  if (error === null || isApplianceAdmin(req)) return error;
+  const status = /^HTTP \d{3}[^:(]*/.exec(error);
+  return status ? status[0].trim() : error;
+}
+
 /** Refuses tenant admins: appliance-wide data (all traffic, metrics) is for appliance admins only. */
 export function requireAppliance(req: FastifyRequest): void {
   if (!isApplianceAdmin(req)) throw httpError(403, 'forbidden', 'this needs an appliance admin; tenant admins see their own tenant only');

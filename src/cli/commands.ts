@@ -82,19 +82,21 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
-export async function runAdminAdd(file: string, username: string, tenant?: string): Promise<void> {
+export async function runAdminAdd(file: string, username: string, tenant?: string, appliance = false): Promise<void> {
   const c = load(file);
   const badName = validateUsername(username);
   if (badName) fail(badName);
   const tenants = c.tenants?.map((t) => t.id) ?? ['default'];
   if (tenant !== undefined && !tenants.includes(tenant)) fail(`no tenant "${tenant}" in the config (known: ${tenants.join(', ')})`);
+  if (tenant !== undefined && appliance) fail('--tenant and --appliance exclude each other');
   const password = await readStdin();
   const badPassword = validatePassword(password);
   if (badPassword) fail(`${badPassword} (the password is read from stdin)`);
   const store = await openStore(c.dataDir);
   try {
-    const created = await store.admins.upsert(username, await hashPassword(password), tenant ?? null);
-    const scope = tenant ? ` for tenant "${tenant}"` : '';
+    // A password change keeps the admin's scope; only --tenant or --appliance changes it.
+    const created = await store.admins.upsert(username, await hashPassword(password), appliance ? null : tenant);
+    const scope = tenant ? ` for tenant "${tenant}"` : appliance ? ' for the whole appliance' : '';
     process.stdout.write(created ? `created admin "${username}"${scope}\n` : `changed the password of admin "${username}"${scope} and ended its sessions\n`);
   } finally {
     await store.close();

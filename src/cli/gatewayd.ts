@@ -42,7 +42,8 @@ admin
   .description('create an admin, or set the password of an existing one (password read from stdin)')
   .addOption(configOption())
   .requiredOption('-u, --username <name>', 'the admin username')
-  .option('-t, --tenant <id>', 'limit the admin to one tenant (default: an appliance admin, who manages every tenant)')
-  .action(async (opts) => (await commands()).runAdminAdd(opts.config, opts.username, opts.tenant));
+  .option('-t, --tenant <id>', 'limit the admin to one tenant (a new admin without it manages every tenant)')
+  .option('--appliance', 'make an existing tenant admin an appliance admin (a password change alone keeps the scope)')
+  .action(async (opts) => (await commands()).runAdminAdd(opts.config, opts.username, opts.tenant, opts.appliance === true));
 
 await program.parseAsync(process.argv);

@@ -53,7 +53,7 @@ export const portalSchema = z
     identityMode: z.enum(IDENTITY_MODES).default('none'),
     allowedDomains: z.array(emailDomain).default([]),
     admitWebhookUrl: webhookUrl.optional(),
-    admitWebhookSecret: z.string().min(8, { message: 'must be at least 8 characters' }).optional(),
+    admitWebhookSecret: z.string().min(16, { message: 'must be at least 16 characters; use a long random value' }).optional(),
     branding: brandingSchema,
     sso: ssoSchema.optional(),
   })
@@ -115,7 +115,15 @@ export const nacSchema = z
           retries: z.number().int().min(0).max(10).default(2),
         }),
       )
-      .default([]),
+      .default([])
+      .superRefine((list, ctx) => {
+        const seen = new Set<string>();
+        list.forEach((n, i) => {
+          const key = `${n.address}:${n.port}`;
+          if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [i], message: `NAS ${key} is listed twice; one entry per NAS (tenant: unset serves every tenant)` });
+          seen.add(key);
+        });
+      }),
   })
   .prefault({});
 

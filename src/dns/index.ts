@@ -5,4 +5,4 @@ export { Forwarder } from './forwarder.js';
 export { UpstreamError } from './transport.js';
 export { AiCatalog, BUILTIN_AI_SERVICES, type AiService } from './catalog.js';
 export { CANARIES } from './steering.js';
-export { DEFAULT_CLIENT_NETWORKS } from './acl.js';
+export { DEFAULT_CLIENT_NETWORKS, parseCidr } from './acl.js';

@@ -6,7 +6,7 @@ import formbody from '@fastify/formbody';
 import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import { registerAdmin } from '../admin/index.js';
-import { answerProbe, registerPortal, registerProbeRoutes } from '../portal/index.js';
+import { LOGO_MAX_BYTES, answerProbe, registerPortal, registerProbeRoutes } from '../portal/index.js';
 import { gatewayUrl, type GatewayContext, type OwnCertificate } from './context.js';
 import { isHostname } from '../config/index.js';
 
@@ -70,7 +70,7 @@ export async function createGatewayApp(ctx: GatewayContext, ownCert: () => OwnCe
   await app.register(cookie);
   await app.register(formbody);
   // Uploads (the portal logo) only: one small file, no other parts worth keeping.
-  await app.register(multipart, { limits: { fileSize: 256 * 1024, files: 1, fields: 4, parts: 5 } });
+  await app.register(multipart, { limits: { fileSize: LOGO_MAX_BYTES, files: 1, fields: 4, parts: 5 } });
   await app.register(rateLimit, { global: false });
   await app.register(csrf, {
     cookieKey: '__Host-gw_csrf',

@@ -5,7 +5,7 @@ export type { Logger } from 'pino';
 /** Paths that may carry secrets anywhere in a log object; pino replaces them before writing. */
 const REDACT = [
   'password', '*.password', 'secret', '*.secret', 'token', '*.token', 'apiKey', '*.apiKey',
-  'key', '*.key', 'cookie', '*.cookie', 'code', '*.code', 'clientSecret', '*.clientSecret',
+  'key', '*.key', 'cookie', '*.cookie', 'clientSecret', '*.clientSecret',
   'admitWebhookSecret', '*.admitWebhookSecret', 'webhookSecret', '*.webhookSecret',
   'req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]',
   'res.headers["set-cookie"]', 'headers.authorization', 'headers.cookie',

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import type { CoaAttributeName, GatewayConfig, NasConfig } from '../config/index.js';
 import type { Device, NewDelivery } from '../store/index.js';
 import type { RadiusAttribute } from './radius.js';
+import type { AdmitEvent } from './webhook.js';
 import { nasTarget } from './outbox.js';
 
 /** What the Wi-Fi controller told the portal about the device (see portal/handoff.ts). */
@@ -31,6 +32,13 @@ function macDashes(mac: string): string {
   return mac.toUpperCase().replace(/:/g, '-'); // RFC 3580 Calling-Station-Id format
 }
 
+/** RADIUS strings hold at most 253 octets (247 in a vendor attribute); cut on a character boundary. */
+function fitOctets(value: string, max: number): string {
+  let out = value;
+  while (Buffer.byteLength(out) > max) out = out.slice(0, -1);
+  return out;
+}
+
 /** The identifying attributes a NAS asked for, from what is known of the device; unknown ones are left out. */
 export function coaAttributes(names: CoaAttributeName[], device: Device): RadiusAttribute[] {
   const h = (device.handoff ?? {}) as Handoff;
@@ -48,7 +56,7 @@ export function coaAttributes(names: CoaAttributeName[], device: Device): Radius
       case 'NAS-Identifier': value = h.nasId; break;
       case 'Cisco-AVPair': value = h.sessionId ? `audit-session-id=${h.sessionId}` : undefined; break;
     }
-    if (value !== undefined) out.push([name, value]);
+    if (value !== undefined) out.push([name, fitOctets(value, name === 'Cisco-AVPair' ? 247 : 253)]);
   }
   return out;
 }
@@ -62,14 +70,15 @@ export function nasFor(config: GatewayConfig, tenantId: string): NasConfig[] {
 export function admissionDeliveries(config: GatewayConfig, device: Device, webhookUrl: string | null): NewDelivery[] {
   const out: NewDelivery[] = [];
   if (webhookUrl) {
-    const body = JSON.stringify({
+    const event: AdmitEvent = {
       event: 'device.admit',
       org: device.tenantId,
-      deviceKey: device.deviceKey,
+      deviceKey: device.deviceKey ?? deviceKey(device.tenantId, device.mac, device.clientIp),
       framedIp: framedIp(device),
       action: 'coa-reauthorize',
       at: device.enrolledAt,
-    });
+    };
+    const body = JSON.stringify(event);
     out.push({ id: randomUUID(), tenantId: device.tenantId, deviceId: device.id, kind: 'webhook', target: webhookUrl, payload: body });
   }
   for (const nas of nasFor(config, device.tenantId)) {

@@ -2,8 +2,8 @@ import type { GatewayConfig, NasConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Metrics } from '../metrics/index.js';
 import type { AttemptRecord, Delivery, DeliveryRepository } from '../store/index.js';
-import { CoaTimeoutError, RadiusCoaClient, type RadiusAttribute } from './radius.js';
-import { WEBHOOK_MAX_ATTEMPTS, postWebhook, retryDelayMs } from './webhook.js';
+import { CoaRequestError, CoaTimeoutError, RadiusCoaClient, type RadiusAttribute } from './radius.js';
+import { WEBHOOK_MAX_ATTEMPTS, WEBHOOK_TIMEOUT_MS, postWebhook, retryDelayMs } from './webhook.js';
 
 export interface OutboxDeps {
   deliveries: DeliveryRepository;
@@ -15,9 +15,9 @@ export interface OutboxDeps {
   userAgent: string;
 }
 
+/** Attempts in flight at once, and at most this many to one target (a slow peer cannot hold every slot). */
 const CONCURRENCY = 8;
-/** How long a claimed delivery is hidden from other passes; longer than any single attempt. */
-const LEASE_MS = 60_000;
+const PER_TARGET = 2;
 /** Re-check the table at least this often, in case a row was added behind the outbox's back. */
 const MAX_SLEEP_MS = 30_000;
 
@@ -28,13 +28,14 @@ export function nasTarget(n: { address: string; port: number }): string {
 /**
  * The durable outbox: delivers queued admissions to the customer's network and records every
  * attempt. Deliveries live in the store, so a restart, a crash or a peer outage only delays them.
+ * Attempts run in up to CONCURRENCY slots; a freed slot is refilled at once.
  */
 export class Outbox {
   private timer?: NodeJS.Timeout;
-  private running = false;
+  private claiming = false;
   private again = false;
   private stopped = false;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new Map<string, { target: string; done: Promise<void> }>();
   readonly coa = new RadiusCoaClient();
 
   constructor(private readonly deps: OutboxDeps) {}
@@ -43,46 +44,63 @@ export class Outbox {
     this.wake();
   }
 
-  /** Runs a pass now: called after new deliveries are queued or an admin asks for a retry. */
+  /** Claims due deliveries into free slots: after new ones are queued, an attempt ends, or an admin asks for a retry. */
   wake(): void {
     if (this.stopped) return;
-    if (this.running) {
+    if (this.claiming) {
       this.again = true;
       return;
     }
-    clearTimeout(this.timer);
-    void this.pass();
+    void this.fill();
   }
 
-  private async pass(): Promise<void> {
-    this.running = true;
+  /** Longer than any one attempt can take (a NAS gets timeoutMs per datagram), so a live attempt is never picked twice. */
+  private leaseMs(): number {
+    const coa = Math.max(0, ...this.deps.config().nac.coa.map((n) => n.timeoutMs * (n.retries + 1)));
+    return Math.max(WEBHOOK_TIMEOUT_MS, coa) + 30_000;
+  }
+
+  private async fill(): Promise<void> {
+    this.claiming = true;
     try {
       do {
         this.again = false;
-        const due = await this.deps.deliveries.claimDue(Date.now(), CONCURRENCY, LEASE_MS);
-        await Promise.all(due.map((d) => this.track(this.attempt(d))));
-        if (due.length === CONCURRENCY) this.again = true;
+        const free = CONCURRENCY - this.inFlight.size;
+        if (free <= 0) break;
+        const perTarget = new Map<string, number>();
+        for (const f of this.inFlight.values()) perTarget.set(f.target, (perTarget.get(f.target) ?? 0) + 1);
+        const due = await this.deps.deliveries.claimDue(Date.now(), free, this.leaseMs(), (d) => {
+          const n = perTarget.get(d.target) ?? 0;
+          if (n >= PER_TARGET || this.inFlight.has(d.id)) return false;
+          perTarget.set(d.target, n + 1);
+          return true;
+        });
+        for (const d of due) {
+          const done = this.attempt(d).finally(() => {
+            this.inFlight.delete(d.id);
+            this.wake();
+          });
+          this.inFlight.set(d.id, { target: d.target, done });
+        }
+        if (due.length === free) this.again = true;
       } while (this.again && !this.stopped);
       const next = await this.deps.deliveries.nextDueAt();
-      this.schedule(next === undefined ? MAX_SLEEP_MS : Math.min(Math.max(next - Date.now(), 0), MAX_SLEEP_MS));
+      // With attempts in flight, their ends wake the outbox; the timer only covers other targets' due rows.
+      const floor = this.inFlight.size > 0 ? 1000 : 0;
+      this.schedule(next === undefined ? MAX_SLEEP_MS : Math.min(Math.max(next - Date.now(), floor), MAX_SLEEP_MS));
     } catch (err) {
       this.deps.log.error({ err }, 'outbox pass failed; trying again shortly');
       this.schedule(5000);
     } finally {
-      this.running = false;
+      this.claiming = false;
     }
   }
 
   private schedule(ms: number): void {
     if (this.stopped) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), ms);
+    this.timer = setTimeout(() => this.wake(), Math.max(ms, 50));
     this.timer.unref();
-  }
-
-  private track(p: Promise<void>): Promise<void> {
-    this.inFlight.add(p);
-    return p.finally(() => this.inFlight.delete(p));
   }
 
   private async attempt(d: Delivery): Promise<void> {
@@ -125,6 +143,9 @@ export class Outbox {
     const nas = this.nasFor(d);
     if (!nas) return { outcome: 'error', detail: `NAS ${d.target} is no longer in nac.coa`, durationMs: 0, state: 'failed', nextAttemptAt: Date.now() };
     const { attributes } = JSON.parse(d.payload) as { attributes: RadiusAttribute[] };
+    if (attributes.length === 0) {
+      return { outcome: 'error', detail: `nothing identifies the device's session to this NAS: the portal knows none of ${nas.attributes.join(', ')}`, durationMs: 0, state: 'failed', nextAttemptAt: Date.now() };
+    }
     const started = Date.now();
     try {
       const r = await this.coa.send({
@@ -136,6 +157,8 @@ export class Outbox {
       const cause = r.errorCause !== undefined ? ` Error-Cause ${r.errorCause}${r.errorCauseText ? ` ${r.errorCauseText}` : ''}` : ' (no Error-Cause)';
       return { outcome: 'nak', detail: `${r.code}${cause}${r.replyMessage ? `: ${r.replyMessage}` : ''}`, durationMs: Date.now() - started, state: 'failed', nextAttemptAt: Date.now() };
     } catch (err) {
+      // A request that cannot be encoded will not encode tomorrow either.
+      if (err instanceof CoaRequestError) return { outcome: 'error', detail: err.message, durationMs: 0, state: 'failed', nextAttemptAt: Date.now() };
       const timeout = err instanceof CoaTimeoutError;
       return this.retryOrFail(d, timeout ? 'timeout' : 'error', (err as Error).message, Date.now() - started);
     }
@@ -145,7 +168,7 @@ export class Outbox {
   async stop(waitMs = 5000): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, waitMs).unref())]);
+    await Promise.race([Promise.allSettled([...this.inFlight.values()].map((f) => f.done)), new Promise((r) => setTimeout(r, waitMs).unref())]);
     await this.coa.close();
   }
 }

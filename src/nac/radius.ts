@@ -47,7 +47,10 @@ export interface CoaLogger {
   warn(obj: object, msg: string): void;
 }
 
-export const DEFAULT_COA_ATTRIBUTES = ['Framed-IP-Address', 'Acct-Session-Id'];
+/** A request that can never be sent as given (bad attribute, value or NAS settings): retrying will not help. */
+export class CoaRequestError extends Error {
+  override name = 'CoaRequestError';
+}
 
 /** RFC 5176 section 3.5 Error-Cause values. */
 export const ERROR_CAUSES: Readonly<Record<number, string>> = {
@@ -124,6 +127,20 @@ export class RadiusCoaClient {
 
   async send(req: CoaRequest): Promise<CoaResponse> {
     if (this.closed) throw new Error('RADIUS CoA client is closed');
+    let family: number;
+    let encoded: Buffer;
+    let timeoutMs: number;
+    let retries: number;
+    try {
+      ({ family, encoded, timeoutMs, retries } = this.encodeRequest(req));
+    } catch (err) {
+      throw new CoaRequestError((err as Error).message);
+    }
+    return this.sendEncoded(req, family, encoded, timeoutMs, retries, nasKey(req.address, req.port));
+  }
+
+  /** Checks and encodes a request; throws on anything that can never be sent. */
+  private encodeRequest(req: CoaRequest): { family: number; encoded: Buffer; timeoutMs: number; retries: number } {
     const family = isIP(req.address ?? '');
     if (!family) throw new Error(`NAS address must be an IP address, got '${req.address}'`);
     if (!Number.isInteger(req.port) || req.port < 1 || req.port > 65535) throw new Error(`invalid NAS port ${req.port}`);
@@ -140,8 +157,10 @@ export class RadiusCoaClient {
     const encoded = radius.encode({ code: CODES[req.kind].name, identifier: 0, secret: req.secret,
       attributes: attributes.map((a) => a.attribute), add_message_authenticator: false });
     if (encoded.length + 18 !== size) throw new Error('RADIUS attributes were not encoded as given');
+    return { family, encoded, timeoutMs, retries };
+  }
 
-    const key = nasKey(req.address, req.port);
+  private sendEncoded(req: CoaRequest, family: number, encoded: Buffer, timeoutMs: number, retries: number, key: string): Promise<CoaResponse> {
     let nas = this.nases.get(key);
     if (!nas) this.nases.set(key, (nas = { inFlight: new Map(), queued: [], nextId: randomInt(256) }));
     const nasName = family === 6 ? `[${req.address}]:${req.port}` : `${req.address}:${req.port}`;

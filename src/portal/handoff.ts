@@ -76,9 +76,18 @@ export function parseHandoff(params: Record<string, unknown>): ParsedHandoff {
   return { handoff, continueUrl: first('continueUrl'), raw };
 }
 
-/** The stored form of a hand-off: normalized fields plus the continue URL, or null when empty. */
-export function storedHandoff(p: ParsedHandoff): Record<string, string> | null {
+/**
+ * The stored form of a hand-off: normalized fields plus the continue URL, or null when empty.
+ * The controller's client IP is the client's own word: it is used for admission only when the
+ * gateway cannot see the device's address (it came through a tenant's egress NAT). Otherwise a
+ * different value is kept as `reportedIp`, for admins, and the address seen is what counts.
+ */
+export function storedHandoff(p: ParsedHandoff, sourceIp: string, behindNat: boolean): Record<string, string> | null {
   const out: Record<string, string> = { ...(p.handoff as Record<string, string>) };
+  if (out.ip && out.ip !== sourceIp && !behindNat) {
+    out.reportedIp = out.ip;
+    delete out.ip;
+  }
   if (p.continueUrl) out.continueUrl = p.continueUrl;
   return Object.keys(out).length ? out : null;
 }

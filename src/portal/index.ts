@@ -13,7 +13,7 @@ import { SSO_CALLBACK_PATH, SSO_COOKIE, beginSignIn, finishSignIn } from './sso.
 import { resendChallenge, startChallenge, verifyChallenge } from './otp.js';
 
 export { answerProbe, probeFor, registerProbeRoutes, CAPTIVE_PROBE_HOSTS } from './probes.js';
-export { portalView, validateUpdate, checkLogo, LOGO_MAX_BYTES, type PortalView, type FieldErrors } from './settings.js';
+export { portalView, validateUpdate, checkLogo, LOGO_MAX_BYTES, type PortalView } from './settings.js';
 export { mobileconfig, MOBILECONFIG_TYPE } from './mobileconfig.js';
 export { SSO_CALLBACK_PATH } from './sso.js';
 
@@ -42,7 +42,7 @@ async function viewById(ctx: GatewayContext, id: string): Promise<PortalView | u
 }
 
 /** Checks what the person typed against the tenant's identity mode; returns the identity or the reason it is refused. */
-export function checkIdentity(view: PortalView, input: string): { identity: string | null } | { error: string } {
+function checkIdentity(view: PortalView, input: string): { identity: string | null } | { error: string } {
   const value = input.trim().replace(/[\x00-\x1f\x7f]/g, '');
   if (value.length > 254) return { error: 'That is too long (254 characters at most).' };
   if (view.identityMode === 'none') return { identity: value || null };
@@ -85,7 +85,7 @@ export function registerPortal(app: FastifyInstance, ctx: GatewayContext): void 
     if ('error' in checked) {
       return html(reply, 400, enrollForm(view, { csrf: reply.generateCsrf(), handoff: parsed.raw, email: input.slice(0, 254), error: checked.error }));
     }
-    const handoff = storedHandoff(parsed);
+    const handoff = storedHandoff(parsed, clientIp(req), ctx.tenants().match(clientIp(req))?.by === 'egress');
     const userAgent = req.headers['user-agent'] ?? null;
     if (view.identityMode === 'otp') {
       const started = await startChallenge(ctx, { tenantId: view.tenant.id, orgName: brandName(view), email: checked.identity!, clientIp: clientIp(req), handoff, userAgent });

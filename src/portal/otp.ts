@@ -55,25 +55,24 @@ export async function startChallenge(
   req: { tenantId: string; orgName: string; email: string; clientIp: string; handoff: Record<string, string> | null; userAgent: string | null },
 ): Promise<{ id: string } | OtpRefusal> {
   const c = ctx.config().otp;
-  const hourAgo = Date.now() - 3600e3;
-  const byEmail = await ctx.store.otp.sentSince(hourAgo, { tenantId: req.tenantId, email: req.email });
-  const byClient = await ctx.store.otp.sentSince(hourAgo, { clientIp: req.clientIp });
-  if (byEmail >= c.maxPerHour || byClient >= c.maxPerHour * 2) {
-    return { status: 429, message: 'Too many codes were sent to this address in the last hour. Wait a while and try again.' };
-  }
   const id = randomBytes(18).toString('base64url');
   const code = newCode(c.length);
+  const now = Date.now();
+  const reserved = await ctx.store.otp.reserve(
+    {
+      id, tenantId: req.tenantId, email: req.email, codeHash: hashCode(id, code).toString('hex'), clientIp: req.clientIp,
+      handoff: req.handoff, userAgent: req.userAgent, createdAt: now, expiresAt: now + c.ttlMinutes * 60e3, lastSentAt: now,
+    },
+    { perEmail: c.maxPerHour, perClient: c.maxPerHour * 2, since: now - 3600e3 },
+  );
+  if (!reserved) return { status: 429, message: 'Too many codes were sent to this address in the last hour. Wait a while and try again.' };
   try {
     await mailCode(ctx, req.email, code, req.orgName);
   } catch (err) {
+    await ctx.store.otp.unsent(id);
     ctx.log.error({ err: { message: (err as Error).message }, tenant: req.tenantId }, 'could not send the one-time code');
     return { status: 502, message: 'The code could not be sent right now. Try again in a minute; if it keeps failing, tell IT.' };
   }
-  const now = Date.now();
-  await ctx.store.otp.create({
-    id, tenantId: req.tenantId, email: req.email, codeHash: hashCode(id, code).toString('hex'), clientIp: req.clientIp,
-    handoff: req.handoff, userAgent: req.userAgent, createdAt: now, expiresAt: now + c.ttlMinutes * 60e3, lastSentAt: now,
-  });
   ctx.log.info({ tenant: req.tenantId, email: req.email, client: req.clientIp }, 'one-time code sent');
   return { id };
 }
@@ -104,17 +103,20 @@ export async function resendChallenge(ctx: GatewayContext, id: string, clientIp:
   const c = ctx.config().otp;
   const ch = await ctx.store.otp.get(id);
   if (!ch || ch.clientIp !== clientIp || ch.state !== 'open') return { status: 404, message: 'This code request is no longer open. Start again.' };
-  const wait = Math.ceil((ch.lastSentAt + c.resendSeconds * 1000 - Date.now()) / 1000);
-  if (wait > 0) return { status: 429, message: `A code was sent moments ago. You can ask for another in ${wait} s.` };
-  if (ch.sends >= c.maxPerHour) return { status: 429, message: 'Too many codes were sent for this request. Start again later.' };
+  const now = Date.now();
+  if (!(await ctx.store.otp.claimResend(id, now, now - c.resendSeconds * 1000, c.maxPerHour))) {
+    const wait = Math.ceil((ch.lastSentAt + c.resendSeconds * 1000 - now) / 1000);
+    if (wait > 0) return { status: 429, message: `A code was sent moments ago. You can ask for another in ${wait} s.` };
+    return { status: 429, message: 'Too many codes were sent for this request. Start again later.' };
+  }
   const code = newCode(c.length);
   try {
     await mailCode(ctx, ch.email, code, orgName);
   } catch (err) {
+    await ctx.store.otp.resendFailed(id);
     ctx.log.error({ err: { message: (err as Error).message }, tenant: ch.tenantId }, 'could not resend the one-time code');
     return { status: 502, message: 'The code could not be sent right now. Try again in a minute.' };
   }
-  const now = Date.now();
-  await ctx.store.otp.resent(id, hashCode(id, code).toString('hex'), now, now + c.ttlMinutes * 60e3);
+  await ctx.store.otp.resent(id, hashCode(id, code).toString('hex'), Date.now() + c.ttlMinutes * 60e3);
   return { ok: true };
 }

@@ -79,6 +79,11 @@ export async function finishSignIn(ctx: GatewayContext, query: Record<string, st
   }
   const email = typeof claims?.email === 'string' ? claims.email.toLowerCase() : undefined;
   if (!email) return { ok: false, status: 403, message: 'Your account has no email address at the identity provider, so it cannot be used here.' };
-  if (claims!.email_verified === false && !view.sso.allowUnverifiedEmail) return { ok: false, status: 403, message: 'Your email address is not verified at the identity provider.' };
+  // A provider that does not say the email is verified has not verified it (allowUnverifiedEmail trusts it anyway).
+  if (claims!.email_verified !== true && !view.sso.allowUnverifiedEmail) return { ok: false, status: 403, message: 'Your email address is not verified at the identity provider.' };
+  const domain = email.slice(email.lastIndexOf('@') + 1);
+  if (view.allowedDomains.length > 0 && !view.allowedDomains.includes(domain)) {
+    return { ok: false, status: 403, message: `Accounts at ${domain} cannot join this network. Sign in with your account at ${view.allowedDomains.join(' or ')}.` };
+  }
   return { ok: true, email, tenantId: login.tenantId, clientIp: login.clientIp, handoff: login.handoff, userAgent: login.userAgent };
 }

@@ -1,7 +1,7 @@
 import type { Db, Queryable } from './db.js';
 
 export type DeliveryKind = 'webhook' | 'coa' | 'disconnect';
-export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'gone';
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'gone' | 'cancelled';
 
 /** One message to a peer (admit webhook or RADIUS CoA) in the durable outbox. */
 export interface Delivery {
@@ -66,18 +66,20 @@ export class DeliveryRepository {
   }
 
   /**
-   * Pending deliveries due by `now`, pushed `leaseMs` into the future so that a slow attempt
-   * is not picked twice. A crash during an attempt leaves the lease to expire: the delivery is
-   * tried again after a restart (at least once; receivers de-duplicate by id).
+   * Pending deliveries due by `now` that `accept` takes (the outbox caps attempts per target),
+   * pushed `leaseMs` into the future so that a slow attempt is not picked twice. A crash during
+   * an attempt leaves the lease to expire: the delivery is tried again after a restart (at least
+   * once; receivers de-duplicate by id).
    */
-  async claimDue(now: number, limit: number, leaseMs: number): Promise<Delivery[]> {
+  async claimDue(now: number, limit: number, leaseMs: number, accept: (d: Delivery) => boolean = () => true): Promise<Delivery[]> {
     return this.db.transaction(async (tx) => {
       const rows = await tx.all<Record<string, any>>(
         `SELECT ${COLUMNS} FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`,
-        [now, limit],
+        [now, limit * 8],
       );
-      for (const r of rows) await tx.run('UPDATE deliveries SET next_attempt_at = ? WHERE id = ?', [now + leaseMs, r.id]);
-      return rows.map(toDelivery);
+      const picked = rows.map(toDelivery).filter(accept).slice(0, limit);
+      for (const d of picked) await tx.run('UPDATE deliveries SET next_attempt_at = ? WHERE id = ?', [now + leaseMs, d.id]);
+      return picked;
     });
   }
 
@@ -86,15 +88,25 @@ export class DeliveryRepository {
     return row?.t ?? undefined;
   }
 
+  /** Records an attempt; a delivery cancelled meanwhile (its device removed) stays cancelled. */
   async recordAttempt(id: string, a: AttemptRecord, now = Date.now()): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.run('INSERT INTO delivery_attempts (delivery_id, at, outcome, detail, duration_ms) VALUES (?,?,?,?,?)', [id, now, a.outcome, a.detail, a.durationMs]);
       await tx.run(
         `UPDATE deliveries SET attempts = attempts + 1, state = ?, next_attempt_at = ?, last_result = ?, last_error = ?, updated_at = ?,
-           finished_at = CASE WHEN ? = 'pending' THEN NULL ELSE ? END WHERE id = ?`,
+           finished_at = CASE WHEN ? = 'pending' THEN NULL ELSE ? END WHERE id = ? AND state != 'cancelled'`,
         [a.state, a.nextAttemptAt, a.outcome, a.state === 'delivered' ? null : a.detail, now, a.state, now, id],
       );
     });
+  }
+
+  /** Points a tenant's waiting webhook deliveries at a new URL (null: cancels them). */
+  async retargetWebhooks(tenantId: string, url: string | null): Promise<number> {
+    const now = Date.now();
+    const { changes } = url
+      ? await this.db.run(`UPDATE deliveries SET target = ?, updated_at = ? WHERE tenant_id = ? AND kind = 'webhook' AND state = 'pending' AND target != ?`, [url, now, tenantId, url])
+      : await this.db.run(`UPDATE deliveries SET state = 'cancelled', last_error = 'the webhook URL was removed', finished_at = ?, updated_at = ? WHERE tenant_id = ? AND kind = 'webhook' AND state = 'pending'`, [now, now, tenantId]);
+    return changes;
   }
 
   async get(id: string, tenantId?: string): Promise<Delivery | undefined> {
@@ -129,20 +141,33 @@ export class DeliveryRepository {
     return rows.map(toDelivery);
   }
 
-  /** Puts a finished (or waiting) delivery back in line for an immediate attempt. */
-  async retryNow(id: string, tenantId?: string): Promise<boolean> {
+  /**
+   * Puts a finished (or waiting) delivery back in line for an immediate attempt. Refused for a
+   * delivery whose device is no longer enrolled: it would admit a device that was removed.
+   */
+  async retryNow(id: string, tenantId?: string): Promise<'ok' | 'not-found' | 'device-removed'> {
+    const d = await this.get(id, tenantId);
+    if (!d) return 'not-found';
+    const device = d.deviceId === null ? undefined : await this.db.get<{ removed_at: number | null }>('SELECT removed_at FROM devices WHERE id = ?', [d.deviceId]);
+    if (device && device.removed_at !== null) return 'device-removed';
     const now = Date.now();
-    const { changes } = await this.db.run(
-      `UPDATE deliveries SET state = 'pending', next_attempt_at = ?, finished_at = NULL, updated_at = ? WHERE id = ? ${tenantId !== undefined ? 'AND tenant_id = ?' : ''}`,
-      tenantId !== undefined ? [now, now, id, tenantId] : [now, now, id],
-    );
-    return changes > 0;
+    await this.db.run(`UPDATE deliveries SET state = 'pending', next_attempt_at = ?, finished_at = NULL, updated_at = ? WHERE id = ?`, [now, now, id]);
+    return 'ok';
   }
 
   async counts(): Promise<Record<DeliveryState, number>> {
     const rows = await this.db.all<{ state: DeliveryState; n: number }>('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state');
-    const out = { pending: 0, delivered: 0, failed: 0, gone: 0 };
+    const out = { pending: 0, delivered: 0, failed: 0, gone: 0, cancelled: 0 };
     for (const r of rows) out[r.state] = r.n;
     return out;
   }
+}
+
+/** Cancels the waiting deliveries of devices that are no longer enrolled (inside the removing transaction). */
+export async function cancelForDevices(db: Queryable, where: string, params: unknown[], reason: string, now = Date.now()): Promise<void> {
+  await db.run(
+    `UPDATE deliveries SET state = 'cancelled', last_error = ?, finished_at = ?, updated_at = ?
+      WHERE state = 'pending' AND device_id IN (SELECT id FROM devices WHERE ${where})`,
+    [reason, now, now, ...params],
+  );
 }

@@ -1,5 +1,5 @@
 import type { Db } from './db.js';
-import { insertDelivery, type NewDelivery } from './deliveries.js';
+import { cancelForDevices, insertDelivery, type NewDelivery } from './deliveries.js';
 
 export interface Device {
   id: number;
@@ -62,10 +62,11 @@ export class DeviceRepository {
   async enroll(device: NewDevice, deliveries: (device: Device) => NewDelivery[]): Promise<Device> {
     return this.db.transaction(async (tx) => {
       const now = Date.now();
-      await tx.run(
-        `UPDATE devices SET removed_at = ?, removed_by = 'replaced' WHERE tenant_id = ? AND removed_at IS NULL AND (client_ip = ? OR (mac IS NOT NULL AND mac = ?))`,
-        [now, device.tenantId, device.clientIp, device.mac],
-      );
+      // Only the record of the same address is replaced: a MAC from the controller's hand-off is
+      // the client's word, and must not let one device push another out.
+      const same = ['tenant_id = ? AND client_ip = ? AND removed_at IS NULL', [device.tenantId, device.clientIp]] as const;
+      await cancelForDevices(tx, same[0], [...same[1]], 'the device enrolled again', now);
+      await tx.run(`UPDATE devices SET removed_at = ?, removed_by = 'replaced' WHERE ${same[0]}`, [now, ...same[1]]);
       const { lastID } = await tx.run(
         `INSERT INTO devices (tenant_id, client_ip, mac, identity, identity_mode, device_key, handoff, user_agent, enrolled_at)
          VALUES (?,?,?,?,?,?,?,?,?)`,
@@ -100,12 +101,17 @@ export class DeviceRepository {
     return row && toDevice(row);
   }
 
-  /** Ends an enrollment: the device meets the portal again. Scoped by tenant when one is given. */
+  /**
+   * Ends an enrollment: the device meets the portal again, and admissions still waiting for it
+   * are cancelled. Scoped by tenant when one is given.
+   */
   async remove(id: number, by: string, tenantId?: string): Promise<boolean> {
-    const { changes } = await this.db.run(
-      `UPDATE devices SET removed_at = ?, removed_by = ? WHERE id = ? AND removed_at IS NULL ${tenantId !== undefined ? 'AND tenant_id = ?' : ''}`,
-      tenantId !== undefined ? [Date.now(), by, id, tenantId] : [Date.now(), by, id],
-    );
-    return changes > 0;
+    return this.db.transaction(async (tx) => {
+      const where = `id = ? AND removed_at IS NULL ${tenantId !== undefined ? 'AND tenant_id = ?' : ''}`;
+      const params = tenantId !== undefined ? [id, tenantId] : [id];
+      await cancelForDevices(tx, where, params, `the device was removed by ${by}`);
+      const { changes } = await tx.run(`UPDATE devices SET removed_at = ?, removed_by = ? WHERE ${where}`, [Date.now(), by, ...params]);
+      return changes > 0;
+    });
   }
 }

@@ -20,12 +20,37 @@ export interface OtpChallenge {
 export class OtpRepository {
   constructor(private readonly db: Db) {}
 
-  async create(c: Omit<OtpChallenge, 'sends' | 'attempts' | 'state'>): Promise<void> {
-    await this.db.run(
-      `INSERT INTO otp_challenges (id, tenant_id, email, code_hash, client_ip, handoff, user_agent, created_at, expires_at, last_sent_at)
-       VALUES (?,?,?,?,?,?,?,?,?,?)`,
-      [c.id, c.tenantId, c.email, c.codeHash, c.clientIp, c.handoff ? JSON.stringify(c.handoff) : null, c.userAgent, c.createdAt, c.expiresAt, c.lastSentAt],
+  /**
+   * Opens a challenge unless the hourly limits are reached, as one step: parallel requests cannot
+   * all pass the check before any of them is counted.
+   */
+  async reserve(c: Omit<OtpChallenge, 'sends' | 'attempts' | 'state'>, limits: { perEmail: number; perClient: number; since: number }): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const sum = async (where: string, params: unknown[]) =>
+        (await tx.get<{ n: number }>(`SELECT COALESCE(SUM(sends), 0) AS n FROM otp_challenges WHERE ${where} AND created_at >= ?`, [...params, limits.since]))!.n;
+      if ((await sum('tenant_id = ? AND email = ?', [c.tenantId, c.email])) >= limits.perEmail) return false;
+      if ((await sum('client_ip = ?', [c.clientIp])) >= limits.perClient) return false;
+      await tx.run(
+        `INSERT INTO otp_challenges (id, tenant_id, email, code_hash, client_ip, handoff, user_agent, created_at, expires_at, last_sent_at)
+         VALUES (?,?,?,?,?,?,?,?,?,?)`,
+        [c.id, c.tenantId, c.email, c.codeHash, c.clientIp, c.handoff ? JSON.stringify(c.handoff) : null, c.userAgent, c.createdAt, c.expiresAt, c.lastSentAt],
+      );
+      return true;
+    });
+  }
+
+  /** The mail could not be sent: the challenge is closed and does not count towards the limits. */
+  async unsent(id: string): Promise<void> {
+    await this.db.run(`UPDATE otp_challenges SET state = 'locked', sends = 0 WHERE id = ?`, [id]);
+  }
+
+  /** Claims the right to send another code for an open challenge; false while throttled or at the limit. */
+  async claimResend(id: string, now: number, notBefore: number, maxSends: number): Promise<boolean> {
+    const { changes } = await this.db.run(
+      `UPDATE otp_challenges SET sends = sends + 1, last_sent_at = ? WHERE id = ? AND state = 'open' AND last_sent_at <= ? AND sends < ?`,
+      [now, id, notBefore, maxSends],
     );
+    return changes === 1;
   }
 
   async get(id: string): Promise<OtpChallenge | undefined> {
@@ -51,16 +76,14 @@ export class OtpRepository {
     return (await this.db.run(`UPDATE otp_challenges SET state = 'used' WHERE id = ? AND state = 'open'`, [id])).changes === 1;
   }
 
-  async resent(id: string, codeHash: string, now: number, expiresAt: number): Promise<void> {
-    await this.db.run('UPDATE otp_challenges SET code_hash = ?, last_sent_at = ?, expires_at = ?, sends = sends + 1 WHERE id = ?', [codeHash, now, expiresAt, id]);
+  /** The new code went out: it replaces the old one. */
+  async resent(id: string, codeHash: string, expiresAt: number): Promise<void> {
+    await this.db.run('UPDATE otp_challenges SET code_hash = ?, expires_at = ? WHERE id = ?', [codeHash, expiresAt, id]);
   }
 
-  /** Codes sent to an address, or to a client, since a time: the hourly send limit. */
-  async sentSince(since: number, by: { tenantId: string; email: string } | { clientIp: string }): Promise<number> {
-    const row = 'email' in by
-      ? await this.db.get<{ n: number }>('SELECT COALESCE(SUM(sends), 0) AS n FROM otp_challenges WHERE tenant_id = ? AND email = ? AND created_at >= ?', [by.tenantId, by.email, since])
-      : await this.db.get<{ n: number }>('SELECT COALESCE(SUM(sends), 0) AS n FROM otp_challenges WHERE client_ip = ? AND created_at >= ?', [by.clientIp, since]);
-    return row?.n ?? 0;
+  /** The resend's mail failed: give the send back. */
+  async resendFailed(id: string): Promise<void> {
+    await this.db.run('UPDATE otp_challenges SET sends = sends - 1 WHERE id = ? AND sends > 0', [id]);
   }
 
   async pruneOlderThan(cutoffMs: number): Promise<number> {

@@ -1,5 +1,6 @@
-import { BlockList, isIP } from 'node:net';
-import { parseCidr } from '../dns/acl.js';
+import { BlockList } from 'node:net';
+import { parseCidr } from '../dns/index.js';
+import { normalizeIp } from '../net/index.js';
 import type { GatewayConfig, PortalSeed } from '../config/index.js';
 
 /** An organization served by the appliance. Every device, setting and delivery belongs to one. */
@@ -15,17 +16,22 @@ export interface Tenant {
 
 export const DEFAULT_TENANT = 'default';
 
-interface Match {
+/**
+ * How an address was attributed. 'egress': a NAT address, shared by many devices, so the
+ * gateway cannot see the device's own address; 'network': the device's own address;
+ * 'default': a single-tenant appliance, where devices are reached directly.
+ */
+export type MatchedBy = 'network' | 'egress' | 'default';
+
+export interface TenantMatch {
   tenant: Tenant;
+  by: MatchedBy;
+}
+
+interface Match extends TenantMatch {
   prefix: number;
   list: BlockList;
   family: 'ipv4' | 'ipv6';
-}
-
-function plainIp(ip: string): { ip: string; family: 'ipv4' | 'ipv6' } | undefined {
-  if (ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4) return { ip: ip.slice(7), family: 'ipv4' };
-  const v = isIP(ip);
-  return v ? { ip, family: v === 4 ? 'ipv4' : 'ipv6' } : undefined;
 }
 
 /**
@@ -37,7 +43,7 @@ export class TenantDirectory {
   readonly single: boolean;
   private readonly tenants: Tenant[];
   private readonly matches: Match[] = [];
-  private readonly cache = new Map<string, Tenant | null>();
+  private readonly cache = new Map<string, TenantMatch | null>();
 
   constructor(config: GatewayConfig) {
     this.single = !config.tenants;
@@ -45,12 +51,14 @@ export class TenantDirectory {
       ? config.tenants.map((t) => ({ id: t.id, name: t.name, networks: t.networks, egress: t.egress, seed: t.portal }))
       : [{ id: DEFAULT_TENANT, name: config.portal?.branding.name || config.gateway.hostname, networks: [], egress: [], seed: config.portal ?? defaultSeed() }];
     for (const tenant of this.tenants) {
-      for (const cidr of [...tenant.networks, ...tenant.egress]) {
-        const c = parseCidr(cidr);
-        if (typeof c === 'string') continue; // the schema already refused it
-        const list = new BlockList();
-        list.addSubnet(c.address, c.prefix, c.family);
-        this.matches.push({ tenant, prefix: c.prefix, list, family: c.family });
+      for (const [by, cidrs] of [['network', tenant.networks], ['egress', tenant.egress]] as const) {
+        for (const cidr of cidrs) {
+          const c = parseCidr(cidr);
+          if (typeof c === 'string') continue; // the schema already refused it
+          const list = new BlockList();
+          list.addSubnet(c.address, c.prefix, c.family);
+          this.matches.push({ tenant, by, prefix: c.prefix, list, family: c.family });
+        }
       }
     }
     this.matches.sort((a, b) => b.prefix - a.prefix);
@@ -66,14 +74,21 @@ export class TenantDirectory {
 
   /** The tenant a client address belongs to, or undefined when it is in none of their networks. */
   forAddress(address: string): Tenant | undefined {
-    if (this.single) return this.tenants[0];
+    return this.match(address)?.tenant;
+  }
+
+  /** The tenant and how the address matched it (its own network, or a shared egress address). */
+  match(address: string): TenantMatch | undefined {
+    if (this.single) return { tenant: this.tenants[0], by: 'default' };
     const hit = this.cache.get(address);
     if (hit !== undefined) return hit ?? undefined;
-    const p = plainIp(address);
-    const found = p ? this.matches.find((m) => m.family === p.family && m.list.check(p.ip, p.family))?.tenant : undefined;
+    const ip = normalizeIp(address);
+    const family = ip.includes(':') ? 'ipv6' : 'ipv4';
+    const found = this.matches.find((m) => m.family === family && m.list.check(ip, family));
+    const result = found ? { tenant: found.tenant, by: found.by } : undefined;
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(address, found ?? null);
-    return found;
+    this.cache.set(address, result ?? null);
+    return result;
   }
 }
 

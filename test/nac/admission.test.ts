@@ -21,9 +21,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function portalConfig(webhookUrl: string, nas: { port: number; kind?: string; attributes?: string[] }[] = []) {
+/**
+ * One tenant whose devices arrive through NAT (127.0.0.1 is its egress address), so the
+ * controller's client IP is what the NAS knows the device by.
+ */
+function portalConfig(webhookUrl: string, nas: { port: number; kind?: string; attributes?: string[]; timeoutMs?: number; retries?: number }[] = []) {
   return {
-    portal: { identityMode: 'none', admitWebhookUrl: webhookUrl, admitWebhookSecret: SECRET },
+    tenants: [{ id: 'guests', name: 'Guest Wi-Fi', egress: ['127.0.0.0/24'], portal: { identityMode: 'none', admitWebhookUrl: webhookUrl, admitWebhookSecret: SECRET } }],
     nac: { coa: nas.map((n) => ({ address: '127.0.0.1', secret: NAS_SECRET, timeoutMs: 300, retries: 1, ...n })) },
   };
 }
@@ -47,7 +51,7 @@ t.test('enrollment sends a signed admit webhook and a CoA-Request the peers veri
   t.match(hook.headers['content-type'], /^application\/json/);
   t.match(hook.headers['x-gateway-delivery'], /^[0-9a-f-]{36}$/);
   t.same(Object.keys(hook.json).sort(), ['action', 'at', 'deviceKey', 'event', 'framedIp', 'org']);
-  t.match(hook.json, { event: 'device.admit', org: 'default', framedIp: '10.20.30.40', action: 'coa-reauthorize', deviceKey: /^[0-9a-f]{64}$/ });
+  t.match(hook.json, { event: 'device.admit', org: 'guests', framedIp: '10.20.30.40', action: 'coa-reauthorize', deviceKey: /^[0-9a-f]{64}$/ });
   t.ok(hook.json.at >= before - 1000 && hook.json.at <= Date.now(), 'at is the enrollment time in ms');
   // openssl, a third implementation, agrees with the signature too.
   const dgst = await run('openssl', ['dgst', '-sha256', '-hmac', SECRET], { input: hook.body });
@@ -171,4 +175,38 @@ t.test('a CoA that gets no answer is retransmitted, then retried later; a NAS th
   const [p] = await nas.waitForPackets(1, 10_000);
   t.equal(p.reply, 'CoA-ACK');
   t.equal(p.authenticator_ok, true);
+});
+
+t.test('a slow NAS does not hold up other admissions; removing a device cancels what still waits for it', async (t) => {
+  const receiver = await startWebhookReceiver(t, { secret: SECRET });
+  const nasPort = await freePort();
+  const gw = await startDaemon(t, portalConfig(receiver.url, [{ port: nasPort, timeoutMs: 1500, retries: 2 }]));
+  await enroll(curlSession(t, gw, { source: '127.0.0.4' }), 'first@b.test');
+  await receiver.waitForDeliveries(1, 5000);
+  // The first device's CoA is now being retransmitted to a NAS that never answers (4.5 s).
+  const started = Date.now();
+  await enroll(curlSession(t, gw, { source: '127.0.0.5' }), 'second@b.test');
+  const both = await receiver.waitForDeliveries(2, 5000);
+  t.ok(Date.now() - started < 1500, `the second webhook went out at once (${Date.now() - started} ms), not after the silent NAS`);
+  t.equal(both[1].json.framedIp, '127.0.0.5');
+
+  const admin = await adminSession(t, gw);
+  const device = (await admin.curl('/admin/api/devices')).json().devices.find((d: any) => d.clientIp === '127.0.0.5');
+  // Once its first CoA attempt has given up (datagrams already sent cannot be called back), remove it.
+  await gw.waitForLog((l) => l.msg === 'admission attempt failed; will retry' && l.kind === 'coa' && gw.logs.filter((x) => x.msg === 'admission attempt failed; will retry' && x.kind === 'coa').length >= 2, 10_000);
+  const page = await admin.curl('/admin/devices');
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1];
+  t.equal((await admin.curl(`/admin/devices/${device.id}/remove`, ['--data-urlencode', `_csrf=${csrf}`])).status, 303);
+  const coa = await waitFor(async () => {
+    const list = (await admin.curl('/admin/api/deliveries')).json().deliveries;
+    return list.find((d: any) => d.deviceId === device.id && d.kind === 'coa' && d.state === 'cancelled');
+  }, 10_000, 'the removed device\'s CoA to be cancelled');
+  t.match(coa.lastError, /removed by admin/);
+  const retry = await admin.curl(`/admin/admission/${coa.id}/retry`, ['--data-urlencode', `_csrf=${csrf}`]);
+  t.equal(retry.status, 409, 'retrying would admit a removed device');
+  const nas = await startNas(t, { secret: NAS_SECRET, port: nasPort });
+  const [p] = await nas.waitForPackets(1, 15_000);
+  t.same(p.attributes?.['Framed-IP-Address'], ['127.0.0.4'], 'the NAS, once up, hears of the enrolled device');
+  await sleep(2000);
+  t.notOk(nas.received.some((x) => x.attributes?.['Framed-IP-Address']?.[0] === '127.0.0.5'), 'and never of the removed one');
 });

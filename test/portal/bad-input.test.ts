@@ -66,6 +66,10 @@ t.test('admin API: wrong types and unknown values are named', async (t) => {
   t.match(sso.json().fields.identityMode, /sso needs an identity provider/);
   const logo = await admin.api('POST', '/admin/api/portal/logo', { logo: 'x' });
   t.equal(logo.status, 415);
+  const truncated = await admin.curl('/admin/api/portal/logo', ['-H', `x-csrf-token: ${admin.csrf}`, '-H', 'content-type: multipart/form-data; boundary=XYZ',
+    '--data-binary', '--XYZ\r\nContent-Disposition: form-data; name="logo"; filename="a.png"\r\n\r\nabc']);
+  t.equal(truncated.status, 400, 'a truncated upload is a bad request');
+  t.match(truncated.json().fields.logo, /not valid multipart/);
   t.equal((await admin.curl('/admin/api/deliveries?state=bogus')).status, 400);
   t.equal((await admin.curl('/admin/api/deliveries/nope')).status, 404);
   t.equal((await admin.curl('/admin/api/devices?tenant=nope')).status, 404);

@@ -64,6 +64,16 @@ t.test('codes per address per hour are limited, so the portal is not a mail cann
   t.match(third.body, /id="email-error"/, 'shown next to the email field');
 });
 
+t.test('parallel requests cannot slip past the hourly limit', async (t) => {
+  const gw = await startDaemon(t, { portal: { identityMode: 'otp' }, smtp, otp: { maxPerHour: 2 } });
+  sink.messages.length = 0;
+  const results = await Promise.all(Array.from({ length: 6 }, () => enroll(curlSession(t, gw), 'burst@corp.test')));
+  const statuses = results.map((r) => r.status).sort();
+  t.same(statuses, [200, 200, 429, 429, 429, 429], 'two codes, four refusals');
+  await sleep(500);
+  t.equal(sink.messages.filter((m) => m.to.includes('burst@corp.test')).length, 2, 'two mails');
+});
+
 t.test('when mail cannot be sent the person is told, and nothing is enrolled', async (t) => {
   const closed = createServer();
   await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));

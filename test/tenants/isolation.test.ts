@@ -51,6 +51,21 @@ t.test('each enrollment belongs to its tenant, and only that tenant\'s webhook h
   t.equal(acmeHook.deliveries.length, 1, 'Globex\'s enrollment did not reach Acme\'s receiver');
 });
 
+t.test('the controller\'s parameters cannot push another device out or redirect its admission', async (t) => {
+  const victim = curlSession(t, gw, { source: '127.0.0.4' });
+  t.equal((await enroll(victim, 'victim', { client_mac: 'aa:bb:cc:dd:ee:04' })).status, 303);
+  const spoofer = curlSession(t, gw, { source: '127.0.0.5' });
+  t.equal((await enroll(spoofer, 'spoofer', { client_mac: 'aa:bb:cc:dd:ee:04', client_ip: '127.0.0.4' })).status, 303);
+  t.equal((await victim('/api/captive')).json().captive, false, 'the first device is still enrolled');
+  const admin = await adminSession(t, gw);
+  const devices = (await admin.curl('/admin/api/devices?tenant=globex')).json().devices;
+  const spoofed = devices.find((d: any) => d.identity === 'spoofer');
+  t.equal(spoofed.clientIp, '127.0.0.5');
+  t.match(spoofed.handoff, { reportedIp: '127.0.0.4' }, 'a claimed IP that is not the one seen is only reported');
+  t.notOk(spoofed.handoff.ip);
+  t.ok(devices.some((d: any) => d.identity === 'victim'), 'the victim\'s record was not replaced');
+});
+
 t.test('a tenant admin sees and changes only their own tenant', async (t) => {
   const acme = await adminSession(t, gw, { username: 'acme-admin', password: PASSWORD });
   const devices = (await acme.curl('/admin/api/devices')).json().devices;
@@ -80,7 +95,14 @@ t.test('a tenant admin sees and changes only their own tenant', async (t) => {
   const globex = await adminSession(t, gw, { username: 'globex-admin', password: PASSWORD });
   t.equal((await globex.curl(`/admin/api/deliveries/${globexDelivery.id}`)).status, 404, 'Globex cannot read Acme\'s delivery');
 
-  const removed = await acme.curl(`/admin/devices/${acmeId}/remove`, ['--data-urlencode', `_csrf=${csrf}`]);
+  // A password change keeps the admin's tenant scope.
+  const reset = await gatewayd(['admin', 'add', '--config', gw.configFile, '--username', 'acme-admin'], `${PASSWORD}\n`);
+  t.equal(reset.code, 0, reset.stderr);
+  const again = await adminSession(t, gw, { username: 'acme-admin', password: PASSWORD });
+  t.equal((await again.curl('/admin/api/flows')).status, 403, 'still a tenant admin after a password change');
+
+  const csrfAgain = /name="_csrf" value="([^"]+)"/.exec((await again.curl('/admin/devices')).body)![1];
+  const removed = await again.curl(`/admin/devices/${acmeId}/remove`, ['--data-urlencode', `_csrf=${csrfAgain}`]);
   t.equal(removed.status, 303, 'its own device it can remove');
   t.equal((await acmeDevice('/api/captive')).json().captive, true, 'and that device meets the portal again');
 });
