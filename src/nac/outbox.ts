@@ -2,7 +2,7 @@ import type { GatewayConfig, NasConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Metrics } from '../metrics/index.js';
 import type { AttemptRecord, Delivery, DeliveryRepository } from '../store/index.js';
-import { CoaRequestError, CoaTimeoutError, RadiusCoaClient, type RadiusAttribute } from './radius.js';
+import { CoaRequestError, CoaTimeoutError, RadiusCoaClient, retransmitDelay, type RadiusAttribute } from './radius.js';
 import { WEBHOOK_MAX_ATTEMPTS, WEBHOOK_TIMEOUT_MS, postWebhook, retryDelayMs } from './webhook.js';
 
 export interface OutboxDeps {
@@ -56,7 +56,8 @@ export class Outbox {
 
   /** Longer than any one attempt can take (a NAS gets timeoutMs per datagram), so a live attempt is never picked twice. */
   private leaseMs(): number {
-    const coa = Math.max(0, ...this.deps.config().nac.coa.map((n) => n.timeoutMs * (n.retries + 1)));
+    const total = (n: NasConfig) => Array.from({ length: n.retries + 1 }, (_, i) => retransmitDelay(n.timeoutMs, i + 1)).reduce((a, b) => a + b, 0);
+    const coa = Math.max(0, ...this.deps.config().nac.coa.map(total));
     return Math.max(WEBHOOK_TIMEOUT_MS, coa) + 30_000;
   }
 

@@ -21,7 +21,7 @@ export interface CoaRequest {
   secret: string;
   kind: CoaKind;
   attributes: RadiusAttribute[];
-  timeoutMs?: number; // per attempt, default 3000
+  timeoutMs?: number; // wait after the first datagram, default 3000; doubles per retransmission
   retries?: number; // retransmissions after the first send, default 2
 }
 
@@ -45,6 +45,14 @@ export class CoaTimeoutError extends Error {
 export interface CoaLogger {
   debug(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
+}
+
+/**
+ * Wait after the n-th datagram (1-based): timeoutMs, then doubling (RFC 5080 section 2.2.1), at
+ * most 8 times timeoutMs, so a busy NAS is not hammered at a fixed rate.
+ */
+export function retransmitDelay(timeoutMs: number, attempt: number): number {
+  return timeoutMs * Math.min(2 ** (attempt - 1), 8);
 }
 
 /** A request that can never be sent as given (bad attribute, value or NAS settings): retrying will not help. */
@@ -217,7 +225,7 @@ export class RadiusCoaClient {
       this.finish(o);
       this.log.warn({ nas: o.nas, id: o.id, kind: o.kind, attempts: o.attempts }, 'RADIUS CoA request timed out');
       o.reject(new CoaTimeoutError(o.nas, o.attempts, CODES[o.kind].name));
-    }, o.timeoutMs);
+    }, retransmitDelay(o.timeoutMs, o.attempts));
   }
 
   /** Frees o's identifier and hands it to the next queued request. */

@@ -104,6 +104,7 @@ t.test('retransmissions resend the identical datagram', async (t) => {
   const { c } = client(t);
   const res = await c.send(coa(nas.port, { timeoutMs: 250, retries: 3 }));
   t.match(res, { outcome: 'ack', code: 'CoA-ACK', attempts: 3 });
+  t.ok(res.rttMs >= 700 && res.rttMs < 1500, `the wait doubles, 250 then 500 ms (${res.rttMs} ms)`);
   const packets = await nas.waitForPackets(3);
   t.same(packets.map((p) => p.reply), [null, null, 'CoA-ACK']);
   t.equal(new Set(packets.map((p) => p.raw)).size, 1, 'same bytes every time');
