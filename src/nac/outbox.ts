@@ -17,6 +17,8 @@ export interface OutboxDeps {
 
 /** Attempts in flight at once, and at most this many to one target (a slow peer cannot hold every slot). */
 const CONCURRENCY = 8;
+/** Webhooks and CoA share one retry schedule (webhook.ts): about 36 h of attempts. */
+const MAX_ATTEMPTS = WEBHOOK_MAX_ATTEMPTS;
 const PER_TARGET = 2;
 /** Re-check the table at least this often, in case a row was added behind the outbox's back. */
 const MAX_SLEEP_MS = 30_000;
@@ -123,7 +125,7 @@ export class Outbox {
 
   private retryOrFail(d: Delivery, outcome: string, detail: string, durationMs: number, retryAfterMs?: number): AttemptRecord {
     const failures = d.attempts + 1;
-    if (failures >= WEBHOOK_MAX_ATTEMPTS) return { outcome, detail: `${detail} (gave up after ${failures} attempts)`, durationMs, state: 'failed', nextAttemptAt: Date.now() };
+    if (failures >= MAX_ATTEMPTS) return { outcome, detail: `${detail} (gave up after ${failures} attempts)`, durationMs, state: 'failed', nextAttemptAt: Date.now() };
     return { outcome, detail, durationMs, state: 'pending', nextAttemptAt: Date.now() + retryDelayMs(failures, retryAfterMs) };
   }
 
