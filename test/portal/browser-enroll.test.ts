@@ -132,7 +132,7 @@ t.test('none mode', async (t) => {
       let dialog = false;
       page.on('dialog', (d) => { dialog = true; void d.dismiss(); });
       await enroll(page, gw, 'visitor', meraki(next));
-      t.match(await admin.devices(), [{ mac: 'aa:bb:cc:dd:ee:01', identity: 'visitor', handoff: { ssid: 'Guest', ip: '10.1.2.3', ap: '00:18:0a:11:22:33', mac: 'aa:bb:cc:dd:ee:01', continueUrl: next } }],
+      t.match(await admin.devices(), [{ mac: 'aa:bb:cc:dd:ee:01', identity: 'visitor', handoff: { ssid: 'Guest', reportedIp: '10.1.2.3', ap: '00:18:0a:11:22:33', mac: 'aa:bb:cc:dd:ee:01', continueUrl: next } }],
         'the hand-off is stored, normalized, with the device');
       if (next === continueUrl) {
         t.equal(page.url(), continueUrl, 'the browser ends at the continue URL');
