@@ -30,6 +30,7 @@ test: test-deps build
 bench: build
 	bench/sni-passthrough/run.sh
 	bench/dns/run.sh
+	bench/admission/run.sh
 
 clean:
 	rm -rf dist node_modules var .tap
