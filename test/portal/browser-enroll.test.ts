@@ -254,12 +254,16 @@ t.test('otp mode (maxAttempts 3, resendSeconds 10)', async (t) => {
   });
 });
 
-t.test('sso mode: sign-in at the identity provider enrolls; an unverified email is refused', async (t) => {
+t.test('sso mode: sign-in at the identity provider enrolls; an unverified email or another domain is refused', async (t) => {
   const idp = await startOidcProvider(t, {
     redirectUris: [],
-    accounts: { alice: { email: 'alice@corp.test', email_verified: true }, mallory: { email: 'mallory@corp.test', email_verified: false } },
+    accounts: {
+      alice: { email: 'alice@corp.test', email_verified: true },
+      mallory: { email: 'mallory@corp.test', email_verified: false },
+      eve: { email: 'eve@elsewhere.test', email_verified: true },
+    },
   });
-  const gw = await startDaemon(t, { portal: { identityMode: 'sso', sso: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret } } },
+  const gw = await startDaemon(t, { portal: { identityMode: 'sso', allowedDomains: ['corp.test'], sso: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret } } },
     { env: { NODE_EXTRA_CA_CERTS: idp.caFile } });
   idp.redirectUris.push(`${origin(gw)}/portal/sso/callback`);
   const admin = await asAdmin(t, gw);
@@ -275,10 +279,18 @@ t.test('sso mode: sign-in at the identity provider enrolls; an unverified email 
   t.match(await unverified.textContent('main p[role=alert]'), /not verified/);
   t.same(await admin.devices(), [], 'nothing enrolled');
 
+  const outsider = await open(t);
+  await enroll(outsider, gw, '');
+  const refused = outsider.waitForResponse((r) => new URL(r.url()).pathname === '/portal/sso/callback');
+  await signInAtProvider(outsider, 'eve');
+  t.equal((await refused).status(), 403);
+  t.match(await outsider.textContent('main p[role=alert]'), /Accounts at elsewhere\.test cannot join this network/);
+  t.same(await admin.devices(), [], 'an account outside allowedDomains enrolls nothing');
+
   const page = await open(t);
   await enroll(page, gw, '');
   await signInAtProvider(page, 'alice');
   await connectedAs(t, page, gw, 'alice@corp.test');
   t.match(await admin.devices(), [{ identity: 'alice@corp.test', identityMode: 'sso' }]);
-  t.same(idp.logins, ['mallory', 'alice']);
+  t.same(idp.logins, ['mallory', 'eve', 'alice']);
 });
