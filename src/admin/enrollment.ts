@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isHostname } from '../config/index.js';
 import type { GatewayContext } from '../http/context.js';
 import { esc } from '../http/html.js';
-import { MOBILECONFIG_TYPE, mobileconfig } from '../portal/index.js';
+import { MOBILECONFIG_TYPE, mobileconfig, portalView } from '../portal/index.js';
 import type { Delivery, DeliveryState } from '../store/index.js';
 import { addAdminSection } from './sections.js';
 import { httpError, isApplianceAdmin, peerError, tenantFilter, tenantOf } from './scope.js';
@@ -134,9 +134,16 @@ export function registerEnrollmentAdmin(app: FastifyInstance, ctx: GatewayContex
   });
 
   app.post<{ Params: { id: string } }>('/admin/admission/:id/retry', form, async (req, reply) => {
-    const result = await ctx.store.deliveries.retryNow(req.params.id, isApplianceAdmin(req) ? undefined : tenantOf(ctx, req).id);
+    const scope = isApplianceAdmin(req) ? undefined : tenantOf(ctx, req).id;
+    const d = await ctx.store.deliveries.get(req.params.id, scope);
+    const tenant = d && ctx.tenants().byId(d.tenantId);
+    // A webhook is retried at the tenant's current URL: never the old URL with the current secret.
+    const url = tenant ? (await portalView(ctx, tenant)).webhookUrl : null;
+    const result = d ? await ctx.store.deliveries.retryNow(d.id, scope, url) : 'not-found';
     if (result === 'not-found') throw httpError(404, 'not_found', `no delivery ${req.params.id} here`);
+    if (result === 'cancelled') throw httpError(409, 'cancelled', 'this delivery was cancelled (its device was removed or enrolled again, or the webhook URL was removed)');
     if (result === 'device-removed') throw httpError(409, 'device_removed', 'the device of this delivery is no longer enrolled; retrying would admit a removed device');
+    if (result === 'no-webhook') throw httpError(409, 'no_webhook', 'the tenant has no webhook URL any more');
     ctx.log.info({ delivery: req.params.id, by: req.admin!.username }, 'delivery retry requested by an admin');
     ctx.outbox.wake();
     return reply.redirect(back('admission', req), 303);

@@ -47,8 +47,8 @@ export function tenantFilter(ctx: GatewayContext, req: FastifyRequest): string |
  */
 export function peerError(req: FastifyRequest, error: string | null): string | null {
   if (error === null || isApplianceAdmin(req)) return error;
-  const status = /^HTTP \d{3}[^:(]*/.exec(error);
-  return status ? status[0].trim() : error;
+  const status = /^HTTP \d{3}/.exec(error);
+  return status ? status[0] : error;
 }
 
 /** Refuses tenant admins: appliance-wide data (all traffic, metrics) is for appliance admins only. */

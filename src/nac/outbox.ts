@@ -34,7 +34,7 @@ export function nasTarget(n: { address: string; port: number }): string {
  */
 export class Outbox {
   private timer?: NodeJS.Timeout;
-  private claiming = false;
+  private filling?: Promise<void>;
   private again = false;
   private stopped = false;
   private readonly inFlight = new Map<string, { target: string; done: Promise<void> }>();
@@ -49,11 +49,15 @@ export class Outbox {
   /** Claims due deliveries into free slots: after new ones are queued, an attempt ends, or an admin asks for a retry. */
   wake(): void {
     if (this.stopped) return;
-    if (this.claiming) {
+    if (this.filling) {
       this.again = true;
       return;
     }
-    void this.fill();
+    this.filling = this.fill().finally(() => {
+      this.filling = undefined;
+      // A wake-up that came while the pass was ending is not lost.
+      if (this.again && !this.stopped) queueMicrotask(() => this.wake());
+    });
   }
 
   /** Longer than any one attempt can take (a NAS gets timeoutMs per datagram), so a live attempt is never picked twice. */
@@ -63,21 +67,24 @@ export class Outbox {
     return Math.max(WEBHOOK_TIMEOUT_MS, coa) + 30_000;
   }
 
+  private perTarget(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const f of this.inFlight.values()) counts.set(f.target, (counts.get(f.target) ?? 0) + 1);
+    return counts;
+  }
+
   private async fill(): Promise<void> {
-    this.claiming = true;
     try {
       do {
         this.again = false;
         const free = CONCURRENCY - this.inFlight.size;
         if (free <= 0) break;
-        const perTarget = new Map<string, number>();
-        for (const f of this.inFlight.values()) perTarget.set(f.target, (perTarget.get(f.target) ?? 0) + 1);
-        const due = await this.deps.deliveries.claimDue(Date.now(), free, this.leaseMs(), (d) => {
-          const n = perTarget.get(d.target) ?? 0;
-          if (n >= PER_TARGET || this.inFlight.has(d.id)) return false;
-          perTarget.set(d.target, n + 1);
-          return true;
-        });
+        const due = await this.deps.deliveries.claimDue(Date.now(), free, this.leaseMs(), PER_TARGET, this.perTarget());
+        if (this.stopped) {
+          // Stopping: what was just claimed goes back untouched, for the next start.
+          await Promise.all(due.map((d) => this.deps.deliveries.handBack(d.id)));
+          return;
+        }
         for (const d of due) {
           const done = this.attempt(d).finally(() => {
             this.inFlight.delete(d.id);
@@ -87,15 +94,12 @@ export class Outbox {
         }
         if (due.length === free) this.again = true;
       } while (this.again && !this.stopped);
-      const next = await this.deps.deliveries.nextDueAt();
-      // With attempts in flight, their ends wake the outbox; the timer only covers other targets' due rows.
-      const floor = this.inFlight.size > 0 ? 1000 : 0;
-      this.schedule(next === undefined ? MAX_SLEEP_MS : Math.min(Math.max(next - Date.now(), floor), MAX_SLEEP_MS));
+      const busy = [...this.perTarget()].filter(([, n]) => n >= PER_TARGET).map(([target]) => target);
+      const next = await this.deps.deliveries.nextDueAt(busy);
+      this.schedule(next === undefined ? MAX_SLEEP_MS : Math.min(Math.max(next - Date.now(), 0), MAX_SLEEP_MS));
     } catch (err) {
       this.deps.log.error({ err }, 'outbox pass failed; trying again shortly');
       this.schedule(5000);
-    } finally {
-      this.claiming = false;
     }
   }
 
@@ -106,13 +110,27 @@ export class Outbox {
     this.timer.unref();
   }
 
+  /** One attempt, recorded. Never rejects: a failure to record is logged and the lease brings the delivery back. */
   private async attempt(d: Delivery): Promise<void> {
+    try {
+      await this.attemptAndRecord(d);
+    } catch (err) {
+      this.deps.log.error({ err, delivery: d.id }, 'could not record an admission attempt; it will be tried again');
+    }
+  }
+
+  private async attemptAndRecord(d: Delivery): Promise<void> {
     const started = Date.now();
     let record: AttemptRecord;
     try {
       record = d.kind === 'webhook' ? await this.attemptWebhook(d) : await this.attemptCoa(d);
     } catch (err) {
       record = this.retryOrFail(d, 'error', (err as Error).message, Date.now() - started);
+    }
+    if (this.stopped && record.state === 'pending') {
+      // Cut short by the stop (the CoA client closed under it): not the peer's fault, not an attempt.
+      await this.deps.deliveries.handBack(d.id);
+      return;
     }
     const { log, metrics } = this.deps;
     metrics.deliveryAttempts.inc({ kind: d.kind, outcome: record.outcome });
@@ -171,7 +189,12 @@ export class Outbox {
   async stop(waitMs = 5000): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await Promise.race([Promise.allSettled([...this.inFlight.values()].map((f) => f.done)), new Promise((r) => setTimeout(r, waitMs).unref())]);
+    await this.filling;
+    const settled = (ms: number) =>
+      Promise.race([Promise.allSettled([...this.inFlight.values()].map((f) => f.done)), new Promise((r) => setTimeout(r, ms).unref())]);
+    await settled(waitMs);
+    // CoA requests still retransmitting are cut short; their deliveries are handed back, not counted.
     await this.coa.close();
+    await settled(1000);
   }
 }

@@ -18,6 +18,8 @@ export interface Enrollment {
  */
 export async function enrollDevice(ctx: GatewayContext, view: PortalView, e: Enrollment): Promise<Device> {
   const mac = e.handoff?.mac ?? null;
+  const behindNat = ctx.tenants().match(e.clientIp)?.by === 'egress';
+  const replaces = !behindNat ? { clientIp: e.clientIp } : e.handoff?.ip ? { handoffIp: e.handoff.ip } : { nothing: true as const };
   const device = await ctx.store.devices.enroll(
     {
       tenantId: view.tenant.id,
@@ -30,6 +32,7 @@ export async function enrollDevice(ctx: GatewayContext, view: PortalView, e: Enr
       userAgent: e.userAgent?.slice(0, 512) ?? null,
     },
     (d) => admissionDeliveries(ctx.config(), d, view.webhookUrl),
+    replaces,
   );
   ctx.metrics.enrollments.inc({ mode: view.identityMode });
   ctx.log.info({ tenant: view.tenant.id, device: device.id, client: e.clientIp, mac, identity: e.identity, mode: view.identityMode }, 'device enrolled');

@@ -66,12 +66,15 @@ export function registerPortal(app: FastifyInstance, ctx: GatewayContext): void 
   app.get('/portal', async (req, reply) => {
     const view = await viewFor(ctx, req);
     if (!view) return notHere(reply, req);
-    const device = await ctx.store.devices.activeByIp(view.tenant.id, clientIp(req));
+    const { raw, handoff } = parseHandoff(req.query as Body);
+    // Behind a tenant's NAT the address is shared: only the controller's client IP tells devices apart.
+    const behindNat = ctx.tenants().match(clientIp(req))?.by === 'egress';
+    const device = !behindNat ? await ctx.store.devices.activeByIp(view.tenant.id, clientIp(req))
+      : handoff.ip ? await ctx.store.devices.activeByHandoffIp(view.tenant.id, handoff.ip) : undefined;
     if (device) {
       const next = safeContinueUrl(device.handoff?.continueUrl, ctx.config().gateway.hostname);
       return html(reply, 200, donePage(view, platformOf(req.headers['user-agent']), device.identity, next));
     }
-    const { raw } = parseHandoff(req.query as Body);
     return html(reply, 200, enrollForm(view, { csrf: reply.generateCsrf(), handoff: raw }));
   });
 

@@ -104,10 +104,11 @@ export async function resendChallenge(ctx: GatewayContext, id: string, clientIp:
   const ch = await ctx.store.otp.get(id);
   if (!ch || ch.clientIp !== clientIp || ch.state !== 'open') return { status: 404, message: 'This code request is no longer open. Start again.' };
   const now = Date.now();
-  if (!(await ctx.store.otp.claimResend(id, now, now - c.resendSeconds * 1000, c.maxPerHour))) {
+  const limits = { perEmail: c.maxPerHour, perClient: c.maxPerHour * 2, since: now - 3600e3 };
+  if (!(await ctx.store.otp.claimResend(id, now, now - c.resendSeconds * 1000, limits))) {
     const wait = Math.ceil((ch.lastSentAt + c.resendSeconds * 1000 - now) / 1000);
     if (wait > 0) return { status: 429, message: `A code was sent moments ago. You can ask for another in ${wait} s.` };
-    return { status: 429, message: 'Too many codes were sent for this request. Start again later.' };
+    return { status: 429, message: 'Too many codes were sent to this address in the last hour. Wait a while and try again.' };
   }
   const code = newCode(c.length);
   try {

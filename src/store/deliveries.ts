@@ -66,26 +66,38 @@ export class DeliveryRepository {
   }
 
   /**
-   * Pending deliveries due by `now` that `accept` takes (the outbox caps attempts per target),
-   * pushed `leaseMs` into the future so that a slow attempt is not picked twice. A crash during
-   * an attempt leaves the lease to expire: the delivery is tried again after a restart (at least
-   * once; receivers de-duplicate by id).
+   * Pending deliveries due by `now`, oldest first, at most `perTarget` minus what is already in
+   * flight to each target (so one target's backlog cannot crowd out the others), pushed `leaseMs`
+   * into the future so that a slow attempt is not picked twice. A crash during an attempt leaves
+   * the lease to expire: the delivery is tried again after a restart (at least once; receivers
+   * de-duplicate by id).
    */
-  async claimDue(now: number, limit: number, leaseMs: number, accept: (d: Delivery) => boolean = () => true): Promise<Delivery[]> {
+  async claimDue(now: number, limit: number, leaseMs: number, perTarget: number, inFlight: ReadonlyMap<string, number>): Promise<Delivery[]> {
     return this.db.transaction(async (tx) => {
       const rows = await tx.all<Record<string, any>>(
-        `SELECT ${COLUMNS} FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`,
-        [now, limit * 8],
+        `SELECT * FROM (SELECT ${COLUMNS}, ROW_NUMBER() OVER (PARTITION BY target ORDER BY next_attempt_at) AS rank
+           FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ?)
+         WHERE rank <= ? ORDER BY next_attempt_at LIMIT ?`,
+        [now, perTarget, limit + inFlight.size * perTarget],
       );
-      const picked = rows.map(toDelivery).filter(accept).slice(0, limit);
+      const picked = rows.filter((r) => r.rank <= perTarget - (inFlight.get(r.target) ?? 0)).slice(0, limit).map(toDelivery);
       for (const d of picked) await tx.run('UPDATE deliveries SET next_attempt_at = ? WHERE id = ?', [now + leaseMs, d.id]);
       return picked;
     });
   }
 
-  async nextDueAt(): Promise<number | undefined> {
-    const row = await this.db.get<{ t: number | null }>(`SELECT MIN(next_attempt_at) AS t FROM deliveries WHERE state = 'pending'`);
+  /** When the next delivery falls due, leaving out targets that have no free slot. */
+  async nextDueAt(busyTargets: string[] = []): Promise<number | undefined> {
+    const row = await this.db.get<{ t: number | null }>(
+      `SELECT MIN(next_attempt_at) AS t FROM deliveries WHERE state = 'pending' AND target NOT IN (${busyTargets.map(() => '?').join(',')})`,
+      busyTargets,
+    );
     return row?.t ?? undefined;
+  }
+
+  /** Gives a claimed delivery back, unattempted (the daemon is stopping). */
+  async handBack(id: string): Promise<void> {
+    await this.db.run(`UPDATE deliveries SET next_attempt_at = ? WHERE id = ? AND state = 'pending'`, [Date.now(), id]);
   }
 
   /** Records an attempt; a delivery cancelled meanwhile (its device removed) stays cancelled. */
@@ -142,17 +154,23 @@ export class DeliveryRepository {
   }
 
   /**
-   * Puts a finished (or waiting) delivery back in line for an immediate attempt. Refused for a
-   * delivery whose device is no longer enrolled: it would admit a device that was removed.
+   * Puts a finished (or waiting) delivery back in line for an immediate attempt, a webhook at the
+   * tenant's current URL (`webhookUrl`). Refused, in the same statement, for a cancelled delivery
+   * and for one whose device is no longer enrolled: it would admit a device that was removed.
    */
-  async retryNow(id: string, tenantId?: string): Promise<'ok' | 'not-found' | 'device-removed'> {
+  async retryNow(id: string, tenantId: string | undefined, webhookUrl: string | null): Promise<'ok' | 'not-found' | 'cancelled' | 'device-removed' | 'no-webhook'> {
     const d = await this.get(id, tenantId);
     if (!d) return 'not-found';
-    const device = d.deviceId === null ? undefined : await this.db.get<{ removed_at: number | null }>('SELECT removed_at FROM devices WHERE id = ?', [d.deviceId]);
-    if (device && device.removed_at !== null) return 'device-removed';
+    if (d.kind === 'webhook' && !webhookUrl) return 'no-webhook';
     const now = Date.now();
-    await this.db.run(`UPDATE deliveries SET state = 'pending', next_attempt_at = ?, finished_at = NULL, updated_at = ? WHERE id = ?`, [now, now, id]);
-    return 'ok';
+    const { changes } = await this.db.run(
+      `UPDATE deliveries SET state = 'pending', target = CASE WHEN kind = 'webhook' THEN ? ELSE target END, next_attempt_at = ?, finished_at = NULL, updated_at = ?
+        WHERE id = ? AND state != 'cancelled'
+          AND NOT EXISTS (SELECT 1 FROM devices WHERE devices.id = deliveries.device_id AND devices.removed_at IS NOT NULL)`,
+      [webhookUrl, now, now, id],
+    );
+    if (changes === 1) return 'ok';
+    return (await this.get(id))?.state === 'cancelled' ? 'cancelled' : 'device-removed';
   }
 
   async counts(): Promise<Record<DeliveryState, number>> {

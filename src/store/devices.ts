@@ -18,6 +18,13 @@ export interface Device {
 
 export type NewDevice = Omit<Device, 'id' | 'enrolledAt' | 'removedAt' | 'removedBy'>;
 
+/**
+ * Which earlier record an enrollment replaces: the one from the same address; behind a NAT
+ * (where many devices share the address) the one with the same controller-reported address;
+ * or none.
+ */
+export type Replaces = { clientIp: string } | { handoffIp: string } | { nothing: true };
+
 const COLUMNS = 'id, tenant_id, client_ip, mac, identity, identity_mode, device_key, handoff, user_agent, enrolled_at, removed_at, removed_by';
 
 function toDevice(r: Record<string, any>): Device {
@@ -54,19 +61,33 @@ export class DeviceRepository {
     return row && toDevice(row);
   }
 
+  /** Behind a NAT: the enrolled device the controller reported at this address. */
+  async activeByHandoffIp(tenantId: string, ip: string): Promise<Device | undefined> {
+    const row = await this.db.get<Record<string, any>>(
+      `SELECT ${COLUMNS} FROM devices WHERE tenant_id = ? AND json_extract(handoff, '$.ip') = ? AND removed_at IS NULL ORDER BY id DESC LIMIT 1`,
+      [tenantId, ip],
+    );
+    return row && toDevice(row);
+  }
+
   /**
    * Records an enrollment and queues its admission deliveries in one transaction: once the
    * device exists, its deliveries exist too, whatever happens to the process next. A device
    * enrolling again from the same address replaces its earlier record.
    */
-  async enroll(device: NewDevice, deliveries: (device: Device) => NewDelivery[]): Promise<Device> {
+  async enroll(device: NewDevice, deliveries: (device: Device) => NewDelivery[], replaces: Replaces): Promise<Device> {
     return this.db.transaction(async (tx) => {
       const now = Date.now();
-      // Only the record of the same address is replaced: a MAC from the controller's hand-off is
-      // the client's word, and must not let one device push another out.
-      const same = ['tenant_id = ? AND client_ip = ? AND removed_at IS NULL', [device.tenantId, device.clientIp]] as const;
-      await cancelForDevices(tx, same[0], [...same[1]], 'the device enrolled again', now);
-      await tx.run(`UPDATE devices SET removed_at = ?, removed_by = 'replaced' WHERE ${same[0]}`, [now, ...same[1]]);
+      // Only the earlier record of the same device address is replaced: a MAC from the
+      // controller's hand-off is the client's word, and must not let one device push another out.
+      const same: [string, unknown[]] | undefined =
+        'clientIp' in replaces ? ['tenant_id = ? AND client_ip = ? AND removed_at IS NULL', [device.tenantId, replaces.clientIp]]
+        : 'handoffIp' in replaces ? ["tenant_id = ? AND json_extract(handoff, '$.ip') = ? AND removed_at IS NULL", [device.tenantId, replaces.handoffIp]]
+        : undefined;
+      if (same) {
+        await cancelForDevices(tx, same[0], same[1], 'the device enrolled again', now);
+        await tx.run(`UPDATE devices SET removed_at = ?, removed_by = 'replaced' WHERE ${same[0]}`, [now, ...same[1]]);
+      }
       const { lastID } = await tx.run(
         `INSERT INTO devices (tenant_id, client_ip, mac, identity, identity_mode, device_key, handoff, user_agent, enrolled_at)
          VALUES (?,?,?,?,?,?,?,?,?)`,

@@ -16,7 +16,7 @@ export type { FlowRecord, FlowQuery } from './flows.js';
 export type { Admin } from './admins.js';
 export type { AdminSession } from './sessions.js';
 export type { DnsLookup } from './dns-lookups.js';
-export type { Device, NewDevice } from './devices.js';
+export type { Device, NewDevice, Replaces } from './devices.js';
 export type { PortalSettings, PortalSettingsUpdate } from './portal-settings.js';
 export type { OtpChallenge } from './otp.js';
 export type { SsoLogin } from './sso-logins.js';

@@ -44,13 +44,24 @@ export class OtpRepository {
     await this.db.run(`UPDATE otp_challenges SET state = 'locked', sends = 0 WHERE id = ?`, [id]);
   }
 
-  /** Claims the right to send another code for an open challenge; false while throttled or at the limit. */
-  async claimResend(id: string, now: number, notBefore: number, maxSends: number): Promise<boolean> {
-    const { changes } = await this.db.run(
-      `UPDATE otp_challenges SET sends = sends + 1, last_sent_at = ? WHERE id = ? AND state = 'open' AND last_sent_at <= ? AND sends < ?`,
-      [now, id, notBefore, maxSends],
-    );
-    return changes === 1;
+  /**
+   * Claims the right to send another code for an open challenge: false while throttled, or when
+   * the address or the client has had its codes for the hour (counting every challenge).
+   */
+  async claimResend(id: string, now: number, notBefore: number, limits: { perEmail: number; perClient: number; since: number }): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const ch = await tx.get<{ tenant_id: string; email: string; client_ip: string }>('SELECT tenant_id, email, client_ip FROM otp_challenges WHERE id = ?', [id]);
+      if (!ch) return false;
+      const sum = async (where: string, params: unknown[]) =>
+        (await tx.get<{ n: number }>(`SELECT COALESCE(SUM(sends), 0) AS n FROM otp_challenges WHERE ${where} AND created_at >= ?`, [...params, limits.since]))!.n;
+      if ((await sum('tenant_id = ? AND email = ?', [ch.tenant_id, ch.email])) >= limits.perEmail) return false;
+      if ((await sum('client_ip = ?', [ch.client_ip])) >= limits.perClient) return false;
+      const { changes } = await tx.run(
+        `UPDATE otp_challenges SET sends = sends + 1, last_sent_at = ? WHERE id = ? AND state = 'open' AND last_sent_at <= ?`,
+        [now, id, notBefore],
+      );
+      return changes === 1;
+    });
   }
 
   async get(id: string): Promise<OtpChallenge | undefined> {

@@ -210,3 +210,19 @@ t.test('a slow NAS does not hold up other admissions; removing a device cancels 
   await sleep(2000);
   t.notOk(nas.received.some((x) => x.attributes?.['Framed-IP-Address']?.[0] === '127.0.0.5'), 'and never of the removed one');
 });
+
+t.test('behind a tenant\'s NAT, devices are told apart by the controller\'s client IP', async (t) => {
+  const receiver = await startWebhookReceiver(t, { secret: SECRET });
+  const gw = await startDaemon(t, portalConfig(receiver.url));
+  await enroll(curlSession(t, gw), 'one@b.test', { client_ip: '10.9.0.50' });
+  await enroll(curlSession(t, gw), 'two@b.test', { client_ip: '10.9.0.51' });
+  const hooks = await receiver.waitForDeliveries(2, 10_000);
+  t.same(hooks.map((h) => h.json.framedIp).sort(), ['10.9.0.50', '10.9.0.51'], 'the second device did not cancel the first one\'s admission');
+  const curl = curlSession(t, gw);
+  t.match((await curl('/portal?client_ip=10.9.0.50')).body, /You are connected[\s\S]*one@b\.test/, 'the portal knows the device by its reported address');
+  t.match((await curl('/portal?client_ip=10.9.0.52')).body, /Join the network/, 'another device behind the NAT gets the form');
+  t.match((await curl('/portal')).body, /Join the network/, 'and so does one the controller did not name');
+  const admin = await adminSession(t, gw);
+  const active = (await admin.curl('/admin/api/devices')).json().devices;
+  t.same(active.map((d: any) => d.identity).sort(), ['one@b.test', 'two@b.test'], 'both devices stay enrolled');
+});

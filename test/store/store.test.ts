@@ -51,3 +51,18 @@ t.test('a statement issued during a transaction is not swept into it (nor rolled
   t.equal((await outside).changes, 1);
   t.same(await db.all('SELECT v FROM t'), [{ v: 'outside' }], 'only the statement outside the failed transaction is kept');
 });
+
+t.test('the outbox claims at most a few deliveries per target, so one backlog cannot crowd out the rest', async (t) => {
+  const { openStore } = await import('../../src/store/index.js');
+  const store = await openStore(tempDir(t));
+  t.teardown(() => store.close());
+  const add = (id: string, target: string) => store.deliveries.add({ id, tenantId: 'default', deviceId: null, kind: 'coa', target, payload: '{"attributes":[]}' });
+  for (let i = 0; i < 50; i++) await add(`backlog-${i}`, '10.0.0.2:3799');
+  await add('other', 'https://nac.example/admit');
+  const first = await store.deliveries.claimDue(Date.now() + 1000, 8, 60_000, 2, new Map());
+  t.same(first.map((d) => d.target).sort(), ['10.0.0.2:3799', '10.0.0.2:3799', 'https://nac.example/admit'], 'two of the backlog, and the other target');
+  const busy = await store.deliveries.claimDue(Date.now() + 1000, 8, 60_000, 2, new Map([['10.0.0.2:3799', 2]]));
+  t.same(busy, [], 'nothing more for a target with both slots in flight');
+  const next = (await store.deliveries.nextDueAt(['10.0.0.2:3799']))!;
+  t.ok(next > Date.now() + 30_000, 'a busy target\'s backlog does not set the next wake-up (only the other target\'s lease does)');
+});
