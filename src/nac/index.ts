@@ -1,3 +1,3 @@
-export { Outbox, nasTarget, type OutboxDeps } from './outbox.js';
-export { admissionDeliveries, deviceKey, framedIp, type Handoff } from './admission.js';
-export { postWebhook, signBody } from './webhook.js';
+export { Outbox } from './outbox.js';
+export { admissionDeliveries, deviceKey, type Handoff } from './admission.js';
+export { postWebhook } from './webhook.js';

@@ -12,7 +12,7 @@ import { portalView, type PortalView } from './settings.js';
 import { SSO_CALLBACK_PATH, SSO_COOKIE, beginSignIn, finishSignIn } from './sso.js';
 import { resendChallenge, startChallenge, verifyChallenge } from './otp.js';
 
-export { answerProbe, probeFor, registerProbeRoutes, CAPTIVE_PROBE_HOSTS } from './probes.js';
+export { answerProbe, registerProbeRoutes, CAPTIVE_PROBE_HOSTS } from './probes.js';
 export { portalView, validateUpdate, checkLogo, LOGO_MAX_BYTES, type PortalView } from './settings.js';
 export { mobileconfig, MOBILECONFIG_TYPE } from './mobileconfig.js';
 export { SSO_CALLBACK_PATH } from './sso.js';
