@@ -141,12 +141,11 @@ miss_file() { # miss_file TAG COUNT > file: COUNT names never asked before
   awk -v t="$1" -v n="$2" 'BEGIN { for (i = 0; i < n; i++) printf "%s-%d.m.bench.test A\n", t, i }'
 }
 
-# The shared upstream: unbound answering from local data only (no recursion, no cache involved).
-{
+unbound_server() { # unbound_server PORT THREADS: the server: settings every unbound here shares
   cat <<EOF
 server:
   interface: 127.0.0.1
-  port: $UP_PORT
+  port: $1
   do-ip4: yes
   do-ip6: no
   do-udp: yes
@@ -159,9 +158,16 @@ server:
   use-syslog: no
   logfile: ""
   verbosity: 0
-  num-threads: 1
+  num-threads: $2
   module-config: "iterator"
   do-not-query-localhost: no
+EOF
+}
+
+# The shared upstream: unbound answering from local data only (no recursion, no cache involved).
+{
+  unbound_server "$UP_PORT" 1
+  cat <<EOF
   access-control: 127.0.0.0/8 allow
   local-zone: "bench.test." static
   local-data: "bench.test. 3600 IN SOA ns.bench.test. hostmaster.bench.test. 1 3600 600 86400 3600"
@@ -174,22 +180,8 @@ EOF
 unbound-checkconf "$WORK/upstream.conf" >/dev/null || die "upstream.conf is invalid"
 
 unbound_fwd_conf() { # unbound_fwd_conf PORT THREADS
+  unbound_server "$1" "$2"
   cat <<EOF
-server:
-  interface: 127.0.0.1
-  port: $1
-  do-ip6: no
-  do-daemonize: no
-  username: ""
-  chroot: ""
-  directory: "$WORK"
-  pidfile: ""
-  use-syslog: no
-  logfile: ""
-  verbosity: 0
-  num-threads: $2
-  module-config: "iterator"
-  do-not-query-localhost: no
   access-control: 127.0.0.0/8 allow
   qname-minimisation: no
   local-zone: "test." nodefault   # unbound answers test. (RFC 6761) NXDOMAIN itself by default

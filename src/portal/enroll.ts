@@ -5,6 +5,11 @@ import type { Device } from '../store/index.js';
 import { safeContinueUrl } from './handoff.js';
 import type { PortalView } from './settings.js';
 
+/** Whether the address is one of its tenant's egress NATs: many devices behind one address. */
+export function behindNat(ctx: GatewayContext, address: string): boolean {
+  return ctx.tenants().match(address)?.by === 'egress';
+}
+
 export interface Enrollment {
   clientIp: string;
   identity: string | null;
@@ -18,8 +23,7 @@ export interface Enrollment {
  */
 export async function enrollDevice(ctx: GatewayContext, view: PortalView, e: Enrollment): Promise<Device> {
   const mac = e.handoff?.mac ?? null;
-  const behindNat = ctx.tenants().match(e.clientIp)?.by === 'egress';
-  const replaces = !behindNat ? { clientIp: e.clientIp } : e.handoff?.ip ? { handoffIp: e.handoff.ip } : { nothing: true as const };
+  const replaces = !behindNat(ctx, e.clientIp) ? { clientIp: e.clientIp } : e.handoff?.ip ? { handoffIp: e.handoff.ip } : { nothing: true as const };
   const device = await ctx.store.devices.enroll(
     {
       tenantId: view.tenant.id,

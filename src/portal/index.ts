@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { gatewayUrl, type GatewayContext } from '../http/context.js';
 import { normalizeIp } from '../net/index.js';
 import type { Tenant } from '../tenants/index.js';
-import { afterEnrollment, enrollDevice } from './enroll.js';
+import { afterEnrollment, behindNat, enrollDevice } from './enroll.js';
 import { parseHandoff, safeContinueUrl, storedHandoff } from './handoff.js';
 import { MOBILECONFIG_TYPE, mobileconfig } from './mobileconfig.js';
 import { brandName, codeForm, connectPage, donePage, enrollForm, messagePage } from './pages.js';
@@ -68,8 +68,7 @@ export function registerPortal(app: FastifyInstance, ctx: GatewayContext): void 
     if (!view) return notHere(reply, req);
     const { raw, handoff } = parseHandoff(req.query as Body);
     // Behind a tenant's NAT the address is shared: only the controller's client IP tells devices apart.
-    const behindNat = ctx.tenants().match(clientIp(req))?.by === 'egress';
-    const device = !behindNat ? await ctx.store.devices.activeByIp(view.tenant.id, clientIp(req))
+    const device = !behindNat(ctx, clientIp(req)) ? await ctx.store.devices.activeByIp(view.tenant.id, clientIp(req))
       : handoff.ip ? await ctx.store.devices.activeByHandoffIp(view.tenant.id, handoff.ip) : undefined;
     if (device) {
       const next = safeContinueUrl(device.handoff?.continueUrl, ctx.config().gateway.hostname);
@@ -88,7 +87,7 @@ export function registerPortal(app: FastifyInstance, ctx: GatewayContext): void 
     if ('error' in checked) {
       return html(reply, 400, enrollForm(view, { csrf: reply.generateCsrf(), handoff: parsed.raw, email: input.slice(0, 254), error: checked.error }));
     }
-    const handoff = storedHandoff(parsed, clientIp(req), ctx.tenants().match(clientIp(req))?.by === 'egress');
+    const handoff = storedHandoff(parsed, clientIp(req), behindNat(ctx, clientIp(req)));
     const userAgent = req.headers['user-agent'] ?? null;
     if (view.identityMode === 'otp') {
       const started = await startChallenge(ctx, { tenantId: view.tenant.id, orgName: brandName(view), email: checked.identity!, clientIp: clientIp(req), handoff, userAgent });
